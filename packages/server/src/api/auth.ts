@@ -1,0 +1,106 @@
+// Authentication and access for the merchant API (SPEC.md §5, DESIGN.md §4). Runs as an onRequest
+// hook, before the body is read: the key decides the merchant, the scope and the CORS answer.
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { keyEnvironmentFor, sha256 } from '../ids.ts';
+import { findActiveKeyByHash, KEY_PREFIX_LENGTH, type Merchant } from '../store/merchants.ts';
+import { ApiError } from './errors.ts';
+
+export type AuthRequirement = 'secret' | 'publishable-or-secret';
+
+export interface AuthContext {
+  merchant: Merchant;
+  keyKind: 'publishable' | 'secret';
+  /** The key as presented; kept only for the request, to tell a merchant it signed a cart with it. */
+  presentedKey: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: AuthContext | null;
+  }
+}
+
+const KEY_FORMAT = /^svc_(pk|sk)_(test|live)_[0-9A-Za-z]{16,128}$/;
+const FAILURE_WINDOW_MS = 60_000;
+
+export const CORS_ALLOWED_HEADERS =
+  'Authorization, Content-Type, X-Merchant-ID, X-Service-Signature, Idempotency-Key';
+export const CORS_EXPOSED_HEADERS =
+  'X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed';
+
+function allowBrowser(request: FastifyRequest, reply: FastifyReply) {
+  const origin = request.headers.origin;
+  if (!origin) return;
+  reply.header('Access-Control-Allow-Origin', origin);
+  reply.header('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS);
+  reply.header('Vary', 'Origin');
+}
+
+/** Builds the onRequest hook that authenticates a route with the given requirement. */
+export function authenticate(deps: Deps, requirement: AuthRequirement) {
+  const limits = deps.config.rateLimits;
+  const environment = keyEnvironmentFor(deps.config.serviceEnv);
+
+  async function fail(
+    request: FastifyRequest,
+    prefix: string | undefined,
+    code: 'missing_api_key' | 'invalid_api_key_format' | 'invalid_api_key',
+  ): Promise<never> {
+    const writes = [deps.counters.increment(`auth-ip:${request.ip}`, FAILURE_WINDOW_MS)];
+    if (prefix) writes.push(deps.counters.increment(`auth-key:${prefix}`, FAILURE_WINDOW_MS));
+    await Promise.all(writes);
+    throw new ApiError(code);
+  }
+
+  return async function authHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    request.auth = null;
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    const key = match?.[1];
+    const prefix = key?.slice(0, KEY_PREFIX_LENGTH);
+    // The browser must be able to read our answer to a publishable key, errors included.
+    if (key?.startsWith('svc_pk_')) allowBrowser(request, reply);
+
+    // Past the failure limit, even a correct key from this IP or with this prefix is refused.
+    const [byIp, byKey] = await deps.counters.read(
+      prefix ? [`auth-ip:${request.ip}`, `auth-key:${prefix}`] : [`auth-ip:${request.ip}`],
+    );
+    const ipLimited = byIp && byIp.count >= limits.AUTH_FAILURES_IP;
+    const keyLimited = byKey && byKey.count >= limits.AUTH_FAILURES_KEY;
+    if (ipLimited || keyLimited) {
+      const resetMs = Math.max(ipLimited ? byIp.resetMs : 0, keyLimited ? byKey.resetMs : 0);
+      throw new ApiError('too_many_failed_authentications', {
+        headers: { 'retry-after': String(Math.max(1, Math.ceil(resetMs / 1000))) },
+      });
+    }
+
+    if (!header) return fail(request, undefined, 'missing_api_key');
+    if (!key) return fail(request, undefined, 'invalid_api_key_format');
+    const format = KEY_FORMAT.exec(key);
+    if (!format) return fail(request, prefix, 'invalid_api_key_format');
+    const kind = format[1] === 'sk' ? 'secret' : 'publishable';
+    if (format[2] !== environment) throw new ApiError('key_environment_mismatch');
+    if (kind === 'secret' && request.headers.origin !== undefined)
+      throw new ApiError('secret_key_from_browser');
+
+    const hash = sha256(key);
+    const found = await findActiveKeyByHash(deps.db.kysely, hash);
+    // The row was found by its hash; compare again in constant time so no lookup shortcut leaks.
+    if (!found || !timingSafeEqual(Buffer.from(found.keyHash), Buffer.from(hash))) {
+      return fail(request, prefix, 'invalid_api_key');
+    }
+    const merchantHeader = request.headers['x-merchant-id'];
+    if (merchantHeader !== undefined && merchantHeader !== found.merchant.id)
+      throw new ApiError('merchant_mismatch');
+    if (requirement === 'secret' && kind !== 'secret') throw new ApiError('secret_key_required');
+    request.auth = { merchant: found.merchant, keyKind: kind, presentedKey: key };
+  };
+}
+
+/** The authenticated merchant; for use in handlers of authenticated routes only. */
+export function merchantOf(request: FastifyRequest): Merchant {
+  if (!request.auth) throw new Error('route is not authenticated');
+  return request.auth.merchant;
+}

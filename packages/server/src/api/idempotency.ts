@@ -1,0 +1,74 @@
+// Idempotency-Key on POST (DESIGN.md §5). The first answer to a key is stored for 24 hours and replayed
+// for the same key and body; the same key with another body is 409. The key row is written before the
+// handler runs, so two concurrent requests with one key cannot both run.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { sha256 } from '../ids.ts';
+import { claimIdempotencyKey, deleteIdempotencyKey, saveIdempotentResponse } from '../store/idempotency.ts';
+import { ApiError } from './errors.ts';
+
+const TTL_MS = 24 * 60 * 60 * 1000;
+const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency?: { scope: string; key: string };
+  }
+}
+
+/** Who a key belongs to: the merchant, or for pay-page routes the token or share that authorized it. */
+export type ScopeOf = (request: FastifyRequest) => string;
+
+export function idempotency(deps: Deps, scopeOf: ScopeOf) {
+  return async function idempotencyHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const key = request.headers['idempotency-key'];
+    if (key === undefined) return;
+    if (typeof key !== 'string' || !KEY_FORMAT.test(key)) throw new ApiError('invalid_idempotency_key');
+    const scope = scopeOf(request);
+    const requestHash = sha256(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`);
+    const now = deps.clock.now();
+    const existing = await claimIdempotencyKey(deps.db.kysely, {
+      scope,
+      key,
+      requestHash,
+      now,
+      expiresAt: now + TTL_MS,
+    });
+    if (!existing) {
+      request.idempotency = { scope, key };
+      return;
+    }
+    if (existing.requestHash !== requestHash) throw new ApiError('idempotency_key_reused');
+    if (existing.statusCode === null || existing.responseBody === null)
+      throw new ApiError('idempotency_in_progress');
+    reply
+      .code(existing.statusCode)
+      .header('content-type', 'application/json; charset=utf-8')
+      .header('idempotent-replayed', 'true')
+      .send(existing.responseBody);
+    return reply;
+  };
+}
+
+/** onSend hook: stores the answer of a claimed key, or frees the key when the server failed. */
+export function idempotencyOnSend(deps: Deps) {
+  return async function storeIdempotentResponse(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: unknown,
+  ) {
+    const claim = request.idempotency;
+    if (!claim) return payload;
+    request.idempotency = undefined;
+    if (reply.statusCode >= 500 || typeof payload !== 'string') {
+      await deleteIdempotencyKey(deps.db.kysely, claim);
+    } else {
+      await saveIdempotentResponse(deps.db.kysely, {
+        ...claim,
+        statusCode: reply.statusCode,
+        responseBody: payload,
+      });
+    }
+    return payload;
+  };
+}

@@ -1,0 +1,24 @@
+// Registers every merchant API route. Each operation lives in its own file (STYLE.md habit 2).
+import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
+import type { App } from '../app.ts';
+import type { Deps } from '../deps.ts';
+import * as health from './health.ts';
+import { idempotency } from './idempotency.ts';
+import * as merchantsMe from './merchants.me.ts';
+import * as webhooksCreate from './webhooks.create.ts';
+import * as webhooksDelete from './webhooks.delete.ts';
+import * as webhooksList from './webhooks.list.ts';
+
+const ROUTES = [health, merchantsMe, webhooksList, webhooksCreate, webhooksDelete];
+
+const merchantScope = (request: FastifyRequest) => `merchant:${request.auth?.merchant.id ?? 'anonymous'}`;
+
+export function registerApiRoutes(app: App, deps: Deps) {
+  const idempotent = idempotency(deps, merchantScope) as preHandlerHookHandler;
+  app.addHook('onRoute', (route) => {
+    if (route.method !== 'POST' || !route.url.startsWith(`${deps.config.apiPrefix}/`)) return;
+    const existing = route.preHandler ? [route.preHandler].flat() : [];
+    route.preHandler = [...existing, idempotent];
+  });
+  for (const route of ROUTES) route.register(app, deps);
+}

@@ -1,0 +1,54 @@
+// GET /merchants/me — the authenticated merchant's profile (SPEC.md §2.9, §4.6).
+import Type from 'typebox';
+import type { App } from '../app.ts';
+import type { Deps } from '../deps.ts';
+import { formatRate } from '../domain/money.ts';
+import { authenticate, merchantOf } from './auth.ts';
+import { AUTH_ERRORS, RequestId, rateLimitConfig, responses } from './schemas.ts';
+
+export const MerchantProfile = Type.Object({
+  request_id: RequestId,
+  id: Type.String({ description: 'Merchant id (svc_merch_…).' }),
+  name: Type.String(),
+  sandbox: Type.Boolean({ description: 'True for a sandbox (test-mode) merchant.' }),
+  merchant_fee_rate: Type.Number({ description: 'Fraction of each cart total taken as the merchant fee.' }),
+  consumer_fee_rate: Type.Number({ description: 'Fraction added to each payer share.' }),
+  fx_fee_rate: Type.Number({ description: 'Foreign-exchange fee rate in preferred payout mode.' }),
+  processor_connected: Type.Boolean({ description: 'Whether a payment processor account is connected.' }),
+  headless_api_enabled: Type.Boolean(),
+  payout_currency: Type.Object({
+    mode: Type.Union([Type.Literal('checkout'), Type.Literal('preferred')]),
+    currency: Type.Union([Type.String(), Type.Null()]),
+  }),
+});
+
+export function register(app: App, deps: Deps) {
+  app.get(
+    `${deps.config.apiPrefix}/merchants/me`,
+    {
+      schema: {
+        summary: 'The authenticated merchant',
+        tags: ['merchants'],
+        response: responses(MerchantProfile, AUTH_ERRORS),
+      },
+      config: rateLimitConfig(deps, 'MERCHANTS_ME'),
+      onRequest: authenticate(deps, 'secret'),
+    },
+    async (request) => {
+      const m = merchantOf(request);
+      return {
+        request_id: request.id,
+        id: m.id,
+        name: m.name,
+        sandbox: m.environment === 'test',
+        merchant_fee_rate: formatRate(m.merchantFeePpm),
+        consumer_fee_rate: formatRate(m.consumerFeePpm),
+        fx_fee_rate: formatRate(m.fxFeePpm),
+        // The sandbox processor is always connected; a Stripe deployment needs the merchant's account.
+        processor_connected: deps.config.stripeSecretKey ? m.processorAccountId !== null : true,
+        headless_api_enabled: m.headlessApiEnabled,
+        payout_currency: { mode: m.payoutMode, currency: m.payoutCurrency },
+      };
+    },
+  );
+}

@@ -1,0 +1,195 @@
+// buildApp(deps): the whole HTTP surface on one Fastify instance, which never listens by itself
+// (main.ts does), so tests drive it through inject() or a port of their choosing.
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { ErrorObject } from 'ajv';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
+import { CORS_ALLOWED_HEADERS } from './api/auth.ts';
+import { ApiError, type ErrorCode } from './api/errors.ts';
+import { idempotencyOnSend } from './api/idempotency.ts';
+import { registerApiRoutes } from './api/index.ts';
+import { ErrorSchema } from './api/schemas.ts';
+import { addSharedSchema, describeErrors, validatorCompiler } from './api/validation.ts';
+import type { Deps } from './deps.ts';
+import { ids } from './ids.ts';
+
+export type App = FastifyInstance<
+  import('node:http').Server,
+  import('node:http').IncomingMessage,
+  import('node:http').ServerResponse,
+  import('fastify').FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+const BODY_LIMIT_BYTES = 256 * 1024;
+
+/**
+ * One log line per request, when it completes. The route pattern, never the URL: pay-page URLs carry
+ * access tokens. No headers and no bodies, so keys and card numbers cannot reach the log.
+ */
+class RequestLog extends LogController {
+  constructor() {
+    super({ requestIdLogLabel: 'request_id' });
+  }
+
+  override incomingRequest(): void {}
+
+  override requestCompleted(
+    _error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    reply.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? '(no route)',
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request',
+    );
+  }
+}
+
+/** Fastify's own errors that a client causes, with the code we answer them with. */
+const FASTIFY_CLIENT_ERRORS: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'invalid_json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
+  FST_ERR_CTP_INVALID_TYPE: 'invalid_json',
+};
+
+function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
+  if (error.headers) reply.headers(error.headers);
+  const body: Record<string, unknown> = { request_id: request.id, error: error.message, code: error.code };
+  if (error.details?.length) body.details = error.details;
+  return reply.code(error.statusCode).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+function toApiError(error: FastifyError & { validation?: ErrorObject[] }): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error.validation) {
+    const details = describeErrors(error.validation);
+    return new ApiError('invalid_request', { message: details[0] ?? 'The request is not valid.', details });
+  }
+  // JSON.parse errors, prototype poisoning and the like arrive as SyntaxError with status 400.
+  if (error instanceof SyntaxError)
+    return new ApiError('invalid_json', { message: `The request body is not valid JSON: ${error.message}` });
+  const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
+  if (known) return new ApiError(known);
+  if (error.statusCode === 429) return new ApiError('rate_limited');
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return new ApiError('invalid_request', { message: error.message });
+  }
+  return new ApiError('internal_error');
+}
+
+export async function buildApp(deps: Deps): Promise<App> {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    logController: new RequestLog(),
+    genReqId: () => ids.request(),
+    requestIdHeader: false,
+    trustProxy: config.trustProxy,
+    bodyLimit: BODY_LIMIT_BYTES,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  app.setValidatorCompiler(validatorCompiler);
+  addSharedSchema(ErrorSchema);
+  app.addSchema(ErrorSchema);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (request.routeOptions.config.public) return;
+    if (isBlocked(deps, request.ip)) throw new ApiError('ip_blocked');
+  });
+
+  // Every JSON object we answer carries request_id (SPEC.md §4), placed first.
+  app.addHook('preSerialization', async (request, _reply, payload) => {
+    if (payload && typeof payload === 'object' && !Array.isArray(payload) && !('request_id' in payload)) {
+      return { request_id: request.id, ...payload };
+    }
+    return payload;
+  });
+
+  app.addHook('onSend', idempotencyOnSend(deps));
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    return sendError(request, reply, apiError);
+  });
+
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, new ApiError('route_not_found')));
+
+  await app.register(rateLimit, {
+    global: false,
+    redis: deps.redis,
+    nameSpace: 'gc:ratelimit:',
+    enableDraftSpec: true,
+    // A rate-limit store that does not answer must not take the API down with it.
+    skipOnError: true,
+    errorResponseBuilder: (_request, context) =>
+      new ApiError('rate_limited', { message: `Too many requests; retry in ${context.after}.` }),
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Group Checkout API',
+        version: '1.0.0',
+        description: 'One cart, paid for together. See docs/api.md for the guide.',
+      },
+      servers: [{ url: config.publicBaseUrl }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+
+  // CORS preflight for browser calls with a publishable key (DESIGN.md §4).
+  app.options(`${config.apiPrefix}/*`, { schema: { hide: true } }, async (request, reply) => {
+    const origin = request.headers.origin;
+    if (origin) {
+      reply.header('access-control-allow-origin', origin);
+      reply.header('access-control-allow-methods', 'GET, POST, OPTIONS');
+      reply.header('access-control-allow-headers', CORS_ALLOWED_HEADERS);
+      reply.header('access-control-max-age', '600');
+      reply.header('vary', 'Origin');
+    }
+    return reply.code(204).send();
+  });
+
+  registerApiRoutes(app, deps);
+
+  app.get(`${config.apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}
+
+function isBlocked(deps: Deps, ip: string): boolean {
+  const list = deps.config.ipBlocklist;
+  if (!deps.config.ipBlocklistText) return false;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped?.[1]) return list.check(mapped[1], 'ipv4');
+  return list.check(ip, ip.includes(':') ? 'ipv6' : 'ipv4');
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Health probes and documents that answer even to blocked addresses. */
+    public?: boolean;
+  }
+}

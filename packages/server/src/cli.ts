@@ -1,0 +1,138 @@
+// group-checkout: serve, migrate, and merchant administration. Uses the same DATABASE_URL and
+// SERVICE_ENV as the server. An error prints one line to stderr and exits non-zero.
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.ts';
+import { isCurrencyCode } from './domain/currencies.ts';
+import { keyEnvironmentFor } from './ids.ts';
+import { serve } from './main.ts';
+import { openRuntime } from './runtime.ts';
+import { openDb } from './store/db.ts';
+import { insertMerchant, rollSecretKey } from './store/merchants.ts';
+import { migrateToLatest } from './store/migrations/index.ts';
+
+class UsageError extends Error {}
+
+const USAGE = `Usage:
+  group-checkout serve
+  group-checkout migrate
+  group-checkout merchant create --name NAME [--headless] [--payout-currency CUR] [--allowed-origin URL]… [--json]
+  group-checkout merchant keys roll --merchant ID [--json]`;
+
+function print(json: boolean, object: Record<string, unknown>, lines: string[]) {
+  process.stdout.write(json ? `${JSON.stringify(object)}\n` : `${lines.join('\n')}\n`);
+}
+
+function origin(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`--allowed-origin must be a URL such as https://shop.example, got "${raw}"`);
+  }
+  if (!['http:', 'https:'].includes(url.protocol))
+    throw new UsageError(`--allowed-origin must be http(s), got "${raw}"`);
+  return url.origin;
+}
+
+async function run(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  const config = loadConfig();
+  if (command === 'serve') return serve(config);
+  if (command === 'migrate') {
+    const db = openDb(config.databaseUrl);
+    try {
+      const applied = await migrateToLatest(db);
+      process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
+    } finally {
+      await db.close();
+    }
+    return;
+  }
+  if (command === 'merchant' && rest[0] === 'create') {
+    const { values } = parseArgs({
+      args: rest.slice(1),
+      options: {
+        name: { type: 'string' },
+        headless: { type: 'boolean', default: false },
+        'payout-currency': { type: 'string' },
+        'allowed-origin': { type: 'string', multiple: true, default: [] },
+        json: { type: 'boolean', default: false },
+      },
+      strict: true,
+    });
+    const name = values.name?.trim();
+    if (!name) throw new UsageError('merchant create needs --name NAME');
+    if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
+    const payoutCurrency = values['payout-currency']?.toLowerCase() ?? null;
+    if (payoutCurrency !== null && !isCurrencyCode(payoutCurrency)) {
+      throw new UsageError(
+        `--payout-currency must be an ISO 4217 code such as eur, got "${values['payout-currency']}"`,
+      );
+    }
+    const allowedOrigins = (values['allowed-origin'] ?? []).map(origin);
+    const deps = await openRuntime(config, { logger: undefined });
+    try {
+      const environment = keyEnvironmentFor(config.serviceEnv);
+      const { merchant, publishableKey, secretKey } = await insertMerchant(
+        deps.db.kysely,
+        { name, environment, headlessApiEnabled: values.headless ?? false, payoutCurrency, allowedOrigins },
+        Date.now(),
+      );
+      print(
+        values.json ?? false,
+        {
+          merchant_id: merchant.id,
+          publishable_key: publishableKey,
+          secret_key: secretKey,
+          signing_secret: merchant.signingSecret,
+          session_webhook_secret: merchant.sessionWebhookSecret,
+          environment: config.serviceEnv,
+        },
+        [
+          `merchant id              ${merchant.id}`,
+          `environment              ${config.serviceEnv}`,
+          `publishable key          ${publishableKey}`,
+          `secret key               ${secretKey}   (shown once)`,
+          `cart signing secret      ${merchant.signingSecret}`,
+          `session webhook secret   ${merchant.sessionWebhookSecret}`,
+        ],
+      );
+    } finally {
+      await deps.close();
+    }
+    return;
+  }
+  if (command === 'merchant' && rest[0] === 'keys' && rest[1] === 'roll') {
+    const { values } = parseArgs({
+      args: rest.slice(2),
+      options: { merchant: { type: 'string' }, json: { type: 'boolean', default: false } },
+      strict: true,
+    });
+    if (!values.merchant) throw new UsageError('merchant keys roll needs --merchant ID');
+    const db = openDb(config.databaseUrl);
+    try {
+      await migrateToLatest(db);
+      const rolled = await rollSecretKey(db.kysely, values.merchant, Date.now());
+      if (!rolled) throw new UsageError(`no merchant ${values.merchant}`);
+      print(values.json ?? false, { merchant_id: values.merchant, secret_key: rolled.secretKey }, [
+        `new secret key for ${values.merchant}: ${rolled.secretKey}   (shown once; the old one no longer works)`,
+      ]);
+    } finally {
+      await db.close();
+    }
+    return;
+  }
+  throw new UsageError(command ? `unknown command "${[command, ...rest].join(' ')}"\n${USAGE}` : USAGE);
+}
+
+try {
+  await run(process.argv.slice(2));
+} catch (error) {
+  const known =
+    error instanceof UsageError ||
+    error instanceof ConfigError ||
+    (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`group-checkout: ${known ? message : `failed: ${message}`}\n`);
+  process.exit(known ? 2 : 1);
+}

@@ -1,0 +1,165 @@
+// The environment, parsed once at start-up (DESIGN.md §2). A bad value throws ConfigError with one
+// line naming the variable; main.ts and the CLI print that line and exit.
+import { BlockList, isIP } from 'node:net';
+
+export class ConfigError extends Error {}
+
+export type ServiceEnv = 'sandbox' | 'production';
+
+/** Per-route limits, requests per minute per client IP (SPEC.md §8). Override with RATE_LIMIT_<NAME>. */
+export const DEFAULT_RATE_LIMITS = {
+  SESSIONS_CREATE: 60,
+  SESSIONS_LIST: 60,
+  SESSIONS_GET: 120,
+  SESSIONS_CANCEL: 30,
+  SESSIONS_REMIND: 20,
+  // Not in SPEC §8; chosen to sit with the routes above.
+  MERCHANTS_ME: 60,
+  WEBHOOKS_READ: 60,
+  WEBHOOKS_WRITE: 30,
+  TEST_HELPERS: 60,
+  PAY_READ: 120,
+  PAY_WRITE: 30,
+  // Failed authentications (DESIGN.md §4).
+  AUTH_FAILURES_IP: 120,
+  AUTH_FAILURES_KEY: 40,
+} as const;
+
+export type RateLimitName = keyof typeof DEFAULT_RATE_LIMITS;
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  serviceEnv: ServiceEnv;
+  publicBaseUrl: string;
+  publicPayUrl: string;
+  /** Path part of publicBaseUrl, without a trailing slash: where the API routes are mounted. */
+  apiPrefix: string;
+  /** Path part of publicPayUrl, without a trailing slash ('' at the root). */
+  payPrefix: string;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  outboxDir: string;
+  redisUrl: string | undefined;
+  trustProxy: boolean;
+  ipBlocklist: BlockList;
+  ipBlocklistText: string;
+  stripeSecretKey: string | undefined;
+  rateLimits: Record<RateLimitName, number>;
+  logLevel: string;
+  /** Expiry sweeper period, milliseconds. */
+  sweepIntervalMs: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function url(env: Env, name: string, fallback: string, protocols: string[]): string {
+  const raw = env[name] || fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(
+      `${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}, got "${raw}"`,
+    );
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function boolean(env: Env, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase();
+  if (['', '0', 'false', 'no'].includes(raw)) return false;
+  if (['1', 'true', 'yes'].includes(raw)) return true;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+/** Parses IP_BLOCKLIST: comma-separated addresses or CIDR ranges, IPv4 or IPv6. */
+export function parseBlocklist(text: string, name = 'IP_BLOCKLIST'): BlockList {
+  const list = new BlockList();
+  for (const entry of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const [address = '', bits, extra] = entry.split('/');
+    const family = isIP(address);
+    const max = family === 4 ? 32 : 128;
+    if (
+      family === 0 ||
+      extra !== undefined ||
+      (bits !== undefined && !/^\d+$/.test(bits)) ||
+      Number(bits) > max
+    ) {
+      throw new ConfigError(`${name} must be comma-separated IP addresses or CIDR ranges, got "${entry}"`);
+    }
+    const type = family === 4 ? 'ipv4' : 'ipv6';
+    if (bits === undefined) list.addAddress(address, type);
+    else list.addSubnet(address, Number(bits), type);
+  }
+  return list;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const serviceEnv = env.SERVICE_ENV || 'sandbox';
+  if (serviceEnv !== 'sandbox' && serviceEnv !== 'production') {
+    throw new ConfigError(`SERVICE_ENV must be sandbox or production, got "${serviceEnv}"`);
+  }
+  const port = integer(env, 'PORT', 4000, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}/v1`, ['http:', 'https:']);
+  const publicPayUrl = url(env, 'PUBLIC_PAY_URL', `http://localhost:${port}`, ['http:', 'https:']);
+  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/group-checkout.db';
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL must be sqlite:PATH or postgres://…, got "${databaseUrl}"`);
+  }
+  const smtpUrl = env.SMTP_URL || undefined;
+  if (smtpUrl) url(env, 'SMTP_URL', smtpUrl, ['smtp:', 'smtps:']);
+  const redisUrl = env.REDIS_URL || undefined;
+  if (redisUrl) url(env, 'REDIS_URL', redisUrl, ['redis:', 'rediss:']);
+  const stripeSecretKey = env.STRIPE_SECRET_KEY || undefined;
+  if (stripeSecretKey && !/^(sk|rk)_(test|live)_/.test(stripeSecretKey)) {
+    throw new ConfigError('STRIPE_SECRET_KEY must be a Stripe secret key (sk_test_… or sk_live_…)');
+  }
+  const rateLimits = { ...DEFAULT_RATE_LIMITS } as Record<RateLimitName, number>;
+  for (const name of Object.keys(DEFAULT_RATE_LIMITS) as RateLimitName[]) {
+    rateLimits[name] = integer(env, `RATE_LIMIT_${name}`, DEFAULT_RATE_LIMITS[name], 1, 1_000_000);
+  }
+  const ipBlocklistText = env.IP_BLOCKLIST ?? '';
+  const pathOf = (u: string) => new URL(u).pathname.replace(/\/+$/, '');
+  const apiPrefix = pathOf(publicBaseUrl);
+  if (apiPrefix === '') throw new ConfigError('PUBLIC_BASE_URL must have a path such as /v1');
+  const payPrefix = pathOf(publicPayUrl);
+  return {
+    port,
+    host,
+    databaseUrl,
+    serviceEnv,
+    publicBaseUrl,
+    publicPayUrl,
+    apiPrefix,
+    payPrefix,
+    smtpUrl,
+    mailFrom: env.MAIL_FROM || 'Group Checkout <no-reply@group-checkout.localhost>',
+    outboxDir: env.MAIL_OUTBOX_DIR || './data/outbox',
+    redisUrl,
+    trustProxy: boolean(env, 'TRUST_PROXY'),
+    ipBlocklist: parseBlocklist(ipBlocklistText),
+    ipBlocklistText,
+    stripeSecretKey,
+    rateLimits,
+    logLevel: env.LOG_LEVEL || 'info',
+    sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 2000, 100, 60_000),
+  };
+}

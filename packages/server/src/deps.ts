@@ -1,0 +1,20 @@
+// Everything a request or a job needs from the outside world, passed in one object (STYLE.md habit 1).
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import type { CounterStore } from './limits/counter.ts';
+import type { Mailer } from './mail/mailer.ts';
+import type { Db } from './store/db.ts';
+
+export interface Deps {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  /** Failed-authentication counters. */
+  counters: CounterStore;
+  /** Shared rate-limit store; undefined means in-process memory. */
+  redis: Redis | undefined;
+  mailer: Mailer;
+}

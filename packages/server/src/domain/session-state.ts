@@ -1,0 +1,67 @@
+// Session and member states of DESIGN.md §8. Only a pending session takes payments or changes; the
+// other three states are final.
+
+export const SESSION_STATUSES = ['pending', 'funded', 'cancelled', 'expired'] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+
+export const MEMBER_STATUSES = ['pending', 'paid', 'refunded'] as const;
+export type MemberStatus = (typeof MEMBER_STATUSES)[number];
+
+const SESSION_TRANSITIONS: Readonly<Record<SessionStatus, readonly SessionStatus[]>> = {
+  pending: ['funded', 'cancelled', 'expired'],
+  funded: [],
+  cancelled: [],
+  expired: [],
+};
+
+// A share is paid once and refunded at most once (on cancel or expiry); a refunded share stays refunded.
+const MEMBER_TRANSITIONS: Readonly<Record<MemberStatus, readonly MemberStatus[]>> = {
+  pending: ['paid'],
+  paid: ['refunded'],
+  refunded: [],
+};
+
+/** Thrown by assertTransition; the API answers it with 409, since it is a state conflict. */
+export class InvalidTransitionError extends Error {
+  readonly from: SessionStatus;
+  readonly to: SessionStatus;
+
+  constructor(from: SessionStatus, to: SessionStatus) {
+    super(`a ${from} session cannot become ${to}; only a pending session can change`);
+    this.name = 'InvalidTransitionError';
+    this.from = from;
+    this.to = to;
+  }
+}
+
+export function isSessionStatus(value: unknown): value is SessionStatus {
+  return typeof value === 'string' && (SESSION_STATUSES as readonly string[]).includes(value);
+}
+
+export function isMemberStatus(value: unknown): value is MemberStatus {
+  return typeof value === 'string' && (MEMBER_STATUSES as readonly string[]).includes(value);
+}
+
+/** Whether the session may go from `from` to `to`: pending → funded, cancelled or expired, nothing else. */
+export function canTransition(from: SessionStatus, to: SessionStatus): boolean {
+  return SESSION_TRANSITIONS[from]?.includes(to) ?? false;
+}
+
+export function assertTransition(from: SessionStatus, to: SessionStatus): void {
+  if (!canTransition(from, to)) throw new InvalidTransitionError(from, to);
+}
+
+/** Whether a session takes payments, joins and re-splits: only while pending. */
+export function isOpen(status: SessionStatus): boolean {
+  return status === 'pending';
+}
+
+/** Whether the status is final: funded, cancelled and expired never change again. */
+export function isFinal(status: SessionStatus): boolean {
+  return SESSION_TRANSITIONS[status]?.length === 0;
+}
+
+/** Whether a member's share may go from `from` to `to`: pending → paid → refunded. */
+export function canMemberTransition(from: MemberStatus, to: MemberStatus): boolean {
+  return MEMBER_TRANSITIONS[from]?.includes(to) ?? false;
+}

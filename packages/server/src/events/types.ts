@@ -1,0 +1,11 @@
+/** Every webhook event type (DESIGN.md §11). */
+export const EVENT_TYPES = [
+  'group.created',
+  'group.share_paid',
+  'group.funded',
+  'group.expired',
+  'group.cancelled',
+  'group.share_refunded',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];

@@ -1,0 +1,99 @@
+// Rules for URLs that merchants hand us: where we redirect organizers and where we deliver webhooks.
+// In production a webhook target must be https and must resolve only to public addresses, so that
+// nobody can aim our delivery workers at the inside of our own network.
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+import type { ServiceEnv } from '../config.ts';
+
+const NON_PUBLIC = new BlockList();
+for (const [net, bits] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  NON_PUBLIC.addSubnet(net, bits, 'ipv4');
+}
+for (const [net, bits] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['64:ff9b::', 96],
+] as const) {
+  NON_PUBLIC.addSubnet(net, bits, 'ipv6');
+}
+
+export function isPublicAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped?.[1]) return isPublicAddress(mapped[1]);
+  const family = isIP(address);
+  if (family === 0) return false;
+  return !NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+function parse(raw: string): URL | undefined {
+  try {
+    return new URL(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+const isLoopbackHost = (hostname: string) =>
+  LOOPBACK_HOSTS.has(hostname) || hostname.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+
+/**
+ * A redirect or per-session webhook URL (success_url, cancel_url, webhook_url): https, or in the sandbox
+ * http on a loopback host for local development. Answers an error sentence, or undefined when fine.
+ */
+export function checkMerchantUrl(field: string, raw: string, env: ServiceEnv): string | undefined {
+  const url = parse(raw);
+  if (!url?.hostname) return `${field} must be an absolute URL`;
+  if (url.username || url.password) return `${field} must not contain credentials`;
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && env === 'sandbox' && isLoopbackHost(url.hostname)) return undefined;
+  return env === 'sandbox'
+    ? `${field} must be an https URL (http is allowed only for localhost in the sandbox)`
+    : `${field} must be an https URL`;
+}
+
+/**
+ * A registered webhook endpoint: any http(s) URL in the sandbox; in production https whose host resolves
+ * only to public addresses.
+ */
+export async function checkWebhookEndpointUrl(
+  field: string,
+  raw: string,
+  env: ServiceEnv,
+  resolve: (host: string) => Promise<string[]> = resolveAll,
+): Promise<string | undefined> {
+  const url = parse(raw);
+  if (!url?.hostname || !['http:', 'https:'].includes(url.protocol)) return `${field} must be an http(s) URL`;
+  if (url.username || url.password) return `${field} must not contain credentials`;
+  if (env === 'sandbox') return undefined;
+  if (url.protocol !== 'https:') return `${field} must be an https URL`;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  try {
+    addresses = isIP(host) ? [host] : await resolve(host);
+  } catch {
+    return `${field} host ${host} does not resolve`;
+  }
+  if (addresses.length === 0) return `${field} host ${host} does not resolve`;
+  if (!addresses.every(isPublicAddress)) return `${field} must resolve to public addresses only`;
+  return undefined;
+}
+
+async function resolveAll(host: string): Promise<string[]> {
+  return (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+}

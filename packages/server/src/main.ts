@@ -1,0 +1,42 @@
+// The service process: read config, open storage, build the app, listen, start the workers.
+import { buildApp } from './app.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
+import { ensureDemoMerchant } from './demo.ts';
+import { startWorkers } from './jobs/index.ts';
+import { openRuntime } from './runtime.ts';
+
+export async function serve(config: Config): Promise<void> {
+  const deps = await openRuntime(config);
+  await ensureDemoMerchant(deps);
+  const app = await buildApp(deps);
+  const workers = startWorkers(deps);
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    deps.logger.info({ signal }, 'shutting down');
+    await workers.stop();
+    await app.close();
+    await deps.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  await app.listen({ port: config.port, host: config.host });
+  deps.logger.info(
+    { api: config.publicBaseUrl, pay: config.publicPayUrl, env: config.serviceEnv, db: deps.db.dialect },
+    'group checkout listening',
+  );
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    await serve(loadConfig());
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`group-checkout: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,83 @@
+// Opens what a process needs from its configuration: database (migrated), Redis, mailer, logger.
+// Used by main.ts, the CLI and the tests, so all three run the same wiring.
+import { Redis } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import { type Clock, systemClock } from './clock.ts';
+import type { Config } from './config.ts';
+import type { Deps } from './deps.ts';
+import { MemoryCounterStore, RedisCounterStore } from './limits/counter.ts';
+import { createMailer } from './mail/mailer.ts';
+import { openDb } from './store/db.ts';
+import { migrateToLatest } from './store/migrations/index.ts';
+
+/** Log fields that could carry a credential or a card number; pino replaces them wherever they appear. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'headers.authorization',
+  'authorization',
+  'secret_key',
+  'signing_secret',
+  'session_webhook_secret',
+  'secret',
+  'card',
+  'card.number',
+  'body.card',
+  '*.secret_key',
+  '*.signing_secret',
+  '*.secret',
+  '*.card',
+];
+
+export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+  const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+export interface RuntimeOptions {
+  clock?: Clock;
+  logger?: Logger;
+  migrate?: boolean;
+}
+
+export async function openRuntime(
+  config: Config,
+  options: RuntimeOptions = {},
+): Promise<Deps & { close(): Promise<void> }> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const db = openDb(config.databaseUrl);
+  if (options.migrate !== false) {
+    const applied = await migrateToLatest(db);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
+  }
+  // Redis only shares counters: while it is away, limits fail open and the API keeps answering.
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true })
+    : undefined;
+  redis?.on('error', (error) => logger.warn({ err: error.message }, 'redis error'));
+  await redis
+    ?.connect()
+    .catch((error: Error) => logger.warn({ err: error.message }, 'redis not reachable at start'));
+  const clock = options.clock ?? systemClock;
+  const mailer = createMailer({
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom,
+    outboxDir: config.outboxDir,
+    logger,
+  });
+  return {
+    config,
+    db,
+    clock,
+    logger,
+    counters: redis
+      ? new RedisCounterStore(redis, (error) => logger.warn({ err: error.message }, 'redis counter failed'))
+      : new MemoryCounterStore(() => clock.now()),
+    redis,
+    mailer,
+    async close() {
+      mailer.close();
+      redis?.disconnect();
+      await db.close();
+    },
+  };
+}

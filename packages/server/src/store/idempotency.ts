@@ -1,0 +1,89 @@
+import type { Kysely } from 'kysely';
+import { isUniqueViolation } from './db.ts';
+import type { Database } from './schema.ts';
+
+export interface IdempotencyRecord {
+  requestHash: string;
+  statusCode: number | null;
+  responseBody: string | null;
+}
+
+/** A claim with no answer after this long belongs to a process that died mid-request: take it over. */
+export const ABANDONED_CLAIM_MS = 60_000;
+
+/**
+ * Claims (scope, key) for a new request. Answers undefined when this request now owns the key, or the
+ * record already there. An expired or abandoned record is replaced.
+ */
+export async function claimIdempotencyKey(
+  db: Kysely<Database>,
+  input: { scope: string; key: string; requestHash: string; now: number; expiresAt: number },
+): Promise<IdempotencyRecord | undefined> {
+  const { scope, key, requestHash, now, expiresAt } = input;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await db
+        .insertInto('idempotency_keys')
+        .values({
+          scope,
+          key,
+          request_hash: requestHash,
+          status_code: null,
+          response_body: null,
+          created_at: now,
+          expires_at: expiresAt,
+        })
+        .execute();
+      return undefined;
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+    }
+    const row = await db
+      .selectFrom('idempotency_keys')
+      .select(['request_hash', 'status_code', 'response_body', 'created_at', 'expires_at'])
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    if (!row) continue;
+    const abandoned = row.status_code === null && row.created_at <= now - ABANDONED_CLAIM_MS;
+    if (row.expires_at > now && !abandoned) {
+      return { requestHash: row.request_hash, statusCode: row.status_code, responseBody: row.response_body };
+    }
+    await db
+      .deleteFrom('idempotency_keys')
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .where('created_at', '=', row.created_at)
+      .execute();
+  }
+  throw new Error('idempotency key could not be claimed');
+}
+
+export async function saveIdempotentResponse(
+  db: Kysely<Database>,
+  input: { scope: string; key: string; statusCode: number; responseBody: string },
+): Promise<void> {
+  await db
+    .updateTable('idempotency_keys')
+    .set({ status_code: input.statusCode, response_body: input.responseBody })
+    .where('scope', '=', input.scope)
+    .where('key', '=', input.key)
+    .execute();
+}
+
+export async function deleteIdempotencyKey(
+  db: Kysely<Database>,
+  input: { scope: string; key: string },
+): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('scope', '=', input.scope)
+    .where('key', '=', input.key)
+    .execute();
+}
+
+/** Removes records past their 24 hours; run by the sweeper. */
+export async function deleteExpiredIdempotencyKeys(db: Kysely<Database>, now: number): Promise<number> {
+  const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

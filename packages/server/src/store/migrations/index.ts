@@ -1,0 +1,24 @@
+// Every migration, in order. Names are YYYY_MM_DD_HHMM_what; a landed migration never changes.
+import { type Migration, type MigrationProvider, Migrator } from 'kysely';
+import type { Db } from '../db.ts';
+import * as foundation from './2026_11_21_0000_foundation.ts';
+import * as sessions from './2026_11_21_0100_sessions.ts';
+
+const migrations: Record<string, Migration> = {
+  '2026_11_21_0000_foundation': foundation,
+  '2026_11_21_0100_sessions': sessions,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Applies every pending migration; returns the names applied. Throws with the failing name. */
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db: db.kysely, provider });
+  const { error, results = [] } = await migrator.migrateToLatest();
+  const failed = results.find((r) => r.status === 'Error');
+  if (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`migration ${failed?.migrationName ?? '(setup)'} failed: ${reason}`);
+  }
+  return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,40 @@
+// Runs every *.test.ts under packages/*/test with Node's test runner (through tsx), and says up front
+// which suites will be skipped for want of a server, so a local run never hides what it did not test.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+function find(dir) {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (name === 'node_modules' || name === 'fixtures') continue;
+    if (statSync(path).isDirectory()) out.push(...find(path));
+    else if (name.endsWith('.test.ts')) out.push(path);
+  }
+  return out;
+}
+
+const filter = process.argv.slice(2);
+const files = readdirSync('packages')
+  .map((pkg) => join('packages', pkg, 'test'))
+  .filter((dir) => statSync(dir, { throwIfNoEntry: false })?.isDirectory())
+  .flatMap(find)
+  .filter((file) => filter.length === 0 || filter.some((f) => file.includes(f)))
+  .sort();
+
+if (!process.env.TEST_DATABASE_URL) {
+  console.log(
+    'note: TEST_DATABASE_URL is not set: every PostgreSQL variant of the storage suites is skipped.',
+  );
+}
+if (!process.env.TEST_REDIS_URL) {
+  console.log('note: TEST_REDIS_URL is not set: the Redis rate-limit suites are skipped.');
+}
+
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=120000', ...files],
+  { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
+);
+process.exit(result.status ?? 1);
