@@ -56,7 +56,7 @@ export function canonicalCart(cart: Cart): string {
   return serializeJcs({ ...cart, items }, 'cart');
 }
 
-/** HMAC-SHA256 of canonicalCart(cart), keyed with the UTF-8 bytes of the signing secret, as 64 lowercase hex. */
+/** HMAC-SHA256 of canonicalCart(cart), keyed with the UTF-8 bytes of the signing secret: 64 lowercase hex. */
 export function signCart(cart: Cart, signingSecret: string): string {
   assertSigningSecret(signingSecret, 'signCart');
   return createHmac('sha256', Buffer.from(signingSecret, 'utf8'))
@@ -122,7 +122,8 @@ function serializeJcs(value: unknown, path: string): string {
       return JSON.stringify(value);
     case 'object': {
       if (Array.isArray(value)) {
-        return `[${value.map((element, index) => serializeJcs(element ?? null, `${path}[${index}]`)).join(',')}]`;
+        const elements = value.map((element, index) => serializeJcs(element ?? null, `${path}[${index}]`));
+        return `[${elements.join(',')}]`;
       }
       const record = value as Record<string, unknown>;
       const members: string[] = [];

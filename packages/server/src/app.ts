@@ -79,7 +79,8 @@ function toApiError(error: FastifyError & { validation?: ErrorObject[] }): ApiEr
   if (error instanceof ApiError) return error;
   if (error.validation) {
     const details = describeErrors(error.validation);
-    return new ApiError('invalid_request', { message: details[0] ?? 'The request is not valid.', details });
+    const code = error.validation.every((e) => e.instancePath.startsWith('/cart')) ? 'invalid_cart' : 'invalid_request';
+    return new ApiError(code, { message: details[0] ?? 'The request is not valid.', details });
   }
   // JSON.parse errors, prototype poisoning and the like arrive as SyntaxError with status 400.
   if (error instanceof SyntaxError)

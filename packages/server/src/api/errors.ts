@@ -40,6 +40,7 @@ export const ERRORS = {
   session_not_pending: [409, 'The session is not open.'],
   share_not_pending: [409, 'The share is already paid.'],
   group_full: [409, 'The group is full.'],
+  group_not_joinable: [409, 'Members can join only a group split equally.'],
   idempotency_key_reused: [409, 'This Idempotency-Key was used with a different request.'],
   idempotency_in_progress: [409, 'A request with this Idempotency-Key is still in progress; retry shortly.'],
   // 413, 429

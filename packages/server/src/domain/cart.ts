@@ -158,7 +158,8 @@ function checkMetadata(metadata: unknown, errors: string[]): void {
     const path = metadataPath(key);
     if (codePointLength(key, CART_LIMITS.maxMetadataKeyLength) > CART_LIMITS.maxMetadataKeyLength) {
       errors.push(
-        `cart.metadata key ${JSON.stringify(truncate(key))} must be at most ${CART_LIMITS.maxMetadataKeyLength} characters`,
+        `cart.metadata key ${JSON.stringify(truncate(key))} must be at most ` +
+          `${CART_LIMITS.maxMetadataKeyLength} characters`,
       );
     }
     if (typeof metadata[key] !== 'string') errors.push(`${path} must be a string`);

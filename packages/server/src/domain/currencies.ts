@@ -7,7 +7,10 @@
 // still pricing in them is not refused; hrk ended in 2023 and is gone.
 // biome-ignore format: a table reads better packed than one code per line
 const CODES_BY_EXPONENT: Readonly<Record<0 | 2 | 3, readonly string[]>> = {
-  0: ['bif', 'clp', 'djf', 'gnf', 'isk', 'jpy', 'kmf', 'krw', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf'],
+  0: [
+    'bif', 'clp', 'djf', 'gnf', 'isk', 'jpy', 'kmf', 'krw', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof',
+    'xpf',
+  ],
   2: [
     'aed', 'afn', 'all', 'amd', 'ang', 'aoa', 'ars', 'aud', 'awg', 'azn', 'bam', 'bbd', 'bdt', 'bgn', 'bmd',
     'bnd', 'bob', 'brl', 'bsd', 'btn', 'bwp', 'byn', 'bzd', 'cad', 'cdf', 'chf', 'cny', 'cop', 'crc', 'cuc',

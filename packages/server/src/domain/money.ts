@@ -29,8 +29,8 @@ export function assertRatePpm(ppm: unknown, what = 'rate'): asserts ppm is numbe
 }
 
 /**
- * numerator / denominator rounded half up (an exact half goes up), for a non-negative numerator and a positive
- * denominator. The result must be a safe integer, since it is an amount.
+ * numerator / denominator rounded half up (an exact half goes up), for a non-negative numerator and a
+ * positive denominator. The result must be a safe integer, since it is an amount.
  */
 export function roundHalfUpDiv(numerator: bigint | number, denominator: bigint | number): number {
   const n = toBigInt(numerator, 'numerator');

@@ -51,7 +51,8 @@ const MISTAKE_MESSAGES: Readonly<Record<Exclude<VariantMistake, 'whitespace'>, s
   secret_api_key:
     'The signature was made with your secret API key; sign with the cart signing secret (svc_sig_…) instead.',
   publishable_key:
-    'The signature was made with your publishable key; sign with the cart signing secret (svc_sig_…) instead.',
+    'The signature was made with your publishable key; ' +
+    'sign with the cart signing secret (svc_sig_…) instead.',
   image_url_included: 'image_url was left in the signed items; remove it from every item before signing.',
   items_unsorted:
     'The items were signed in request order; sort them by id (UTF-16 code units, a missing id as "") ' +
@@ -122,7 +123,8 @@ export function diagnoseCartSignature(input: SignatureCheckInput): SignatureChec
   for (const variant of variantsByMistakeCount(cart)) {
     const key = keys[variant.key];
     if (key === undefined) continue;
-    const shape = `${variant.imageUrlKept} ${variant.requestOrder} ${variant.feesOmitted} ${variant.keysUnsorted} ${variant.layout}`;
+    const { imageUrlKept, requestOrder, feesOmitted, keysUnsorted, layout } = variant;
+    const shape = `${imageUrlKept} ${requestOrder} ${feesOmitted} ${keysUnsorted} ${layout}`;
     let text = texts.get(shape);
     if (text === undefined) {
       text = serializeVariant(cart, variant);

@@ -201,8 +201,8 @@ function splitByItems(
   for (const [index, item] of items.entries()) {
     if (assigned[index] !== item.quantity) {
       errors.push(
-        `items[${index}] has ${item.quantity} ${item.quantity === 1 ? 'unit' : 'units'} but ${assigned[index]} ` +
-          `${assigned[index] === 1 ? 'is' : 'are'} assigned`,
+        `items[${index}] has ${item.quantity} ${item.quantity === 1 ? 'unit' : 'units'} ` +
+          `but ${assigned[index]} ${assigned[index] === 1 ? 'is' : 'are'} assigned`,
       );
     }
   }
@@ -287,7 +287,8 @@ function splitHostPays(share: Share, members: readonly MemberSpec[]): SplitResul
   const organizerPaid = share.locked[0] ?? null;
   if (organizerPaid !== null && organizerPaid !== organizer) {
     return fail(
-      `members[0] (the organizer) has paid ${organizerPaid}, but the other amounts would leave them ${organizer}; ` +
+      `members[0] (the organizer) has paid ${organizerPaid}, ` +
+        `but the other amounts would leave them ${organizer}; ` +
         'a paid share cannot change',
     );
   }

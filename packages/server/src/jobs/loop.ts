@@ -11,13 +11,13 @@ export function startLoop(
   name: string,
   intervalMs: number,
   logger: Logger,
-  tick: () => Promise<unknown>,
+  tick: (signal: AbortSignal) => Promise<unknown>,
 ): Loop {
   const controller = new AbortController();
   const done = (async () => {
     while (!controller.signal.aborted) {
       try {
-        await tick();
+        await tick(controller.signal);
       } catch (error) {
         logger.error({ err: error, worker: name }, 'worker tick failed');
       }

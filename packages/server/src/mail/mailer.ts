@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 
 export interface MailMessage {
   to: string;
+  replyTo?: string;
   subject: string;
   text: string;
   html?: string;

@@ -1,5 +1,6 @@
 // Merchants and their API keys. Secret keys are stored as SHA-256 hashes and shown once.
 import type { Kysely, Selectable } from 'kysely';
+import { DEFAULT_CONSUMER_FEE_PPM, DEFAULT_FX_FEE_PPM, DEFAULT_MERCHANT_FEE_PPM } from '../domain/fees.ts';
 import { ids, type KeyEnvironment, sha256 } from '../ids.ts';
 import type { ApiKeysTable, Database, MerchantsTable } from './schema.ts';
 
@@ -19,9 +20,6 @@ export interface Merchant {
   processorAccountId: string | null;
   createdAt: number;
 }
-
-/** Fee rates in parts per million (DESIGN.md §8): 0.0201, 0.01 and 0.01. */
-export const DEFAULT_FEES = { merchantFeePpm: 20_100, consumerFeePpm: 10_000, fxFeePpm: 10_000 };
 
 export const KEY_PREFIX_LENGTH = 16;
 
@@ -90,9 +88,9 @@ export async function insertMerchant(
     headless_api_enabled: input.headlessApiEnabled ? 1 : 0,
     payout_mode: input.payoutCurrency ? 'preferred' : 'checkout',
     payout_currency: input.payoutCurrency,
-    merchant_fee_ppm: DEFAULT_FEES.merchantFeePpm,
-    consumer_fee_ppm: DEFAULT_FEES.consumerFeePpm,
-    fx_fee_ppm: DEFAULT_FEES.fxFeePpm,
+    merchant_fee_ppm: DEFAULT_MERCHANT_FEE_PPM,
+    consumer_fee_ppm: DEFAULT_CONSUMER_FEE_PPM,
+    fx_fee_ppm: DEFAULT_FX_FEE_PPM,
     signing_secret: ids.signingSecret(env),
     session_webhook_secret: ids.webhookSecret(),
     allowed_origins: JSON.stringify(input.allowedOrigins),

@@ -1,0 +1,39 @@
+// POST /test_helpers/sessions/{sessionId}/expire — sandbox only: runs expiry now (DESIGN.md §13).
+// Not registered in production, where the path answers 404 like any unknown route.
+import type { App } from '../app.ts';
+import type { Deps } from '../deps.ts';
+import { closeSession } from '../flows/sessions.ts';
+import { findSessionById } from '../store/sessions.ts';
+import { authenticate, merchantOf } from './auth.ts';
+import { ApiError } from './errors.ts';
+import { AUTH_ERRORS, rateLimitConfig, responses } from './schemas.ts';
+import { ClosedSessionSchema } from './sessions.cancel.ts';
+import { SessionParams } from './sessions.get.ts';
+
+export function register(app: App, deps: Deps) {
+  if (deps.config.serviceEnv !== 'sandbox') return;
+  app.post(
+    `${deps.config.apiPrefix}/test_helpers/sessions/:sessionId/expire`,
+    {
+      schema: {
+        summary: 'Expire a session now (sandbox only)',
+        tags: ['test helpers'],
+        params: SessionParams,
+        response: responses(ClosedSessionSchema, [...AUTH_ERRORS, 404, 409]),
+      },
+      config: rateLimitConfig(deps, 'TEST_HELPERS'),
+      onRequest: authenticate(deps, 'secret'),
+    },
+    async (request) => {
+      const session = await findSessionById(deps.db.kysely, merchantOf(request).id, request.params.sessionId);
+      if (!session) throw new ApiError('session_not_found');
+      const closed = await closeSession(deps, session.id, 'expired');
+      return {
+        request_id: request.id,
+        session_id: session.id,
+        status: closed.session.status,
+        refunds: closed.refunds,
+      };
+    },
+  );
+}

@@ -1,0 +1,73 @@
+// group_config of a session create (SPEC.md §2.4) with the defaults and bounds of DESIGN.md §8.
+import { isSplitMode, SPLIT_MODES, type SplitMode } from './split.ts';
+
+export interface GroupConfigInput {
+  min_size?: number;
+  max_size?: number;
+  default_mode?: string;
+  allowed_modes?: string[];
+  expiry_hours?: number;
+}
+
+export interface ResolvedGroupConfig {
+  minSize: number;
+  maxSize: number;
+  defaultMode: SplitMode;
+  allowedModes: SplitMode[];
+  expiryHours: number;
+}
+
+export const GROUP_LIMITS = { minSize: 1, maxSize: 50, minExpiryHours: 1, maxExpiryHours: 168 } as const;
+
+export const GROUP_DEFAULTS = {
+  minSize: 2,
+  maxSize: 10,
+  defaultMode: 'equal' as SplitMode,
+  expiryHours: 48,
+} as const;
+
+/** The config with defaults filled in, or every rule it breaks (named by their wire path). */
+export function resolveGroupConfig(
+  input: GroupConfigInput | undefined,
+): { ok: true; config: ResolvedGroupConfig } | { ok: false; errors: string[] } {
+  const errors: string[] = [];
+  const given = input ?? {};
+  const minSize =
+    given.min_size ?? Math.min(GROUP_DEFAULTS.minSize, given.max_size ?? GROUP_DEFAULTS.minSize);
+  const maxSize = given.max_size ?? Math.max(GROUP_DEFAULTS.maxSize, minSize);
+  if (minSize < GROUP_LIMITS.minSize)
+    errors.push(`group_config.min_size must be at least ${GROUP_LIMITS.minSize}`);
+  if (maxSize > GROUP_LIMITS.maxSize)
+    errors.push(`group_config.max_size must be at most ${GROUP_LIMITS.maxSize}`);
+  if (minSize > maxSize) {
+    errors.push(
+      `group_config.min_size (${minSize}) must not be greater than group_config.max_size (${maxSize})`,
+    );
+  }
+
+  const allowed = given.allowed_modes ?? [...SPLIT_MODES];
+  const unknown = allowed.filter((m) => !isSplitMode(m));
+  for (const mode of unknown) {
+    errors.push(`group_config.allowed_modes has unknown mode "${mode}"; use ${SPLIT_MODES.join(', ')}`);
+  }
+  if (allowed.length === 0) errors.push('group_config.allowed_modes must name at least one mode');
+  const allowedModes = [...new Set(allowed.filter(isSplitMode))];
+
+  const defaultMode = given.default_mode ?? (allowedModes.includes('equal') ? 'equal' : allowedModes[0]);
+  if (defaultMode !== undefined && !isSplitMode(defaultMode)) {
+    errors.push(`group_config.default_mode must be one of ${SPLIT_MODES.join(', ')}`);
+  } else if (defaultMode !== undefined && !allowedModes.includes(defaultMode)) {
+    errors.push(`group_config.default_mode "${defaultMode}" must be one of group_config.allowed_modes`);
+  }
+
+  const expiryHours = given.expiry_hours ?? GROUP_DEFAULTS.expiryHours;
+  if (expiryHours < GROUP_LIMITS.minExpiryHours || expiryHours > GROUP_LIMITS.maxExpiryHours) {
+    errors.push(
+      `group_config.expiry_hours must be from ${GROUP_LIMITS.minExpiryHours} to ${GROUP_LIMITS.maxExpiryHours}`,
+    );
+  }
+  if (errors.length > 0 || defaultMode === undefined || !isSplitMode(defaultMode)) {
+    return { ok: false, errors };
+  }
+  return { ok: true, config: { minSize, maxSize, defaultMode, allowedModes, expiryHours } };
+}

@@ -1,0 +1,199 @@
+// Session operations of several steps: check → load → decide → save, each change and its event in one
+// transaction. Handlers (api/sessions.*.ts, pages/api.ts) parse, call one of these and shape the reply.
+import type { Cart } from '@group-checkout/node';
+import type { AuthContext } from '../api/auth.ts';
+import { ApiError } from '../api/errors.ts';
+import type { Deps } from '../deps.ts';
+import { checkCart } from '../domain/cart.ts';
+import { type GroupConfigInput, resolveGroupConfig } from '../domain/group-config.ts';
+import type { SessionStatus } from '../domain/session-state.ts';
+import { diagnoseCartSignature } from '../domain/signature-check.ts';
+import { recordEvent } from '../events/outbox.ts';
+import type { EventType } from '../events/types.ts';
+import { ids, sha256 } from '../ids.ts';
+import {
+  type Customer,
+  findSessionByIdUnscoped,
+  insertSession,
+  listMembers,
+  type Member,
+  type Session,
+  transitionSession,
+} from '../store/sessions.ts';
+import { checkMerchantUrl } from './urls.ts';
+
+const HOUR_MS = 60 * 60 * 1000;
+
+export interface CreateSessionInput {
+  cart: Cart;
+  signature: string | undefined;
+  groupConfig: GroupConfigInput | undefined;
+  customer: Customer | undefined;
+  successUrl: string | undefined;
+  cancelUrl: string | undefined;
+  webhookUrl: string | undefined;
+  /** The Origin header of the create request, if any. */
+  origin: string | undefined;
+}
+
+export interface CreatedSession {
+  session: Session;
+  organizerToken: string;
+}
+
+/** The URL an organizer opens to set the group up (SPEC.md §2.6). */
+export const sessionUrl = (deps: Deps, sessionId: string, token: string) =>
+  `${deps.config.publicPayUrl}/session/${sessionId}?access=${token}`;
+
+/** The link a member opens to pay their share. */
+export const shareUrl = (deps: Deps, shareId: string) => `${deps.config.publicPayUrl}/s/${shareId}`;
+
+function invalid(code: 'invalid_cart' | 'invalid_request', errors: string[]): never {
+  throw new ApiError(code, { message: errors[0], details: errors });
+}
+
+/** Checks the request the way SPEC.md §4.1 orders it: the cart, the options, then who may create. */
+export async function createSession(
+  deps: Deps,
+  auth: AuthContext,
+  input: CreateSessionInput,
+): Promise<CreatedSession> {
+  const { merchant } = auth;
+  const cartErrors = checkCart(input.cart);
+  if (cartErrors.length > 0) invalid('invalid_cart', cartErrors);
+
+  const group = resolveGroupConfig(input.groupConfig);
+  if (!group.ok) invalid('invalid_request', group.errors);
+  const urlErrors = (
+    [
+      ['success_url', input.successUrl],
+      ['cancel_url', input.cancelUrl],
+      ['webhook_url', input.webhookUrl],
+    ] as const
+  )
+    .map(([field, value]) =>
+      value === undefined ? undefined : checkMerchantUrl(field, value, deps.config.serviceEnv),
+    )
+    .filter((e): e is string => e !== undefined);
+  if (urlErrors.length > 0) invalid('invalid_request', urlErrors);
+
+  if (input.signature === undefined) {
+    if (auth.keyKind === 'publishable') {
+      throw new ApiError('invalid_signature', {
+        message:
+          'A cart signature is required with a publishable key: send it as signature or X-Service-Signature.',
+        details: [...diagnose(auth, input.cart, '').slice(1)],
+      });
+    }
+    if (!merchant.headlessApiEnabled) throw new ApiError('headless_not_enabled');
+  } else {
+    const details = diagnose(auth, input.cart, input.signature);
+    if (details.length > 0) throw new ApiError('invalid_signature', { details });
+  }
+
+  const now = deps.clock.now();
+  const organizerToken = ids.organizerToken();
+  const sessionId = ids.session();
+  // Hosted pages may be framed only by the page that created the session, or for sessions created
+  // server-side by the merchant's configured origins (DESIGN.md §10).
+  const embedOrigins =
+    auth.keyKind === 'publishable' && input.origin ? [input.origin] : merchant.allowedOrigins;
+  const organizer: Omit<Member, 'createdAt' | 'updatedAt'> = {
+    id: ids.member(),
+    sessionId,
+    merchantId: merchant.id,
+    position: 0,
+    name: input.customer?.name ?? 'Organizer',
+    email: input.customer?.email ?? null,
+    amountCents: input.cart.total,
+    basisPoints: null,
+    items: null,
+    shareId: ids.share(),
+    status: 'pending',
+    isOrganizer: true,
+    lastRemindedAt: null,
+  };
+  const session = await insertSession(
+    deps.db.kysely,
+    {
+      id: sessionId,
+      merchantId: merchant.id,
+      status: 'pending',
+      cart: input.cart,
+      currency: input.cart.currency,
+      totalCents: input.cart.total,
+      orderRef: input.cart.metadata?.order_ref ?? null,
+      groupId: ids.group(),
+      groupMode: group.config.defaultMode,
+      groupConfig: group.config,
+      groupSetUpAt: null,
+      customer: input.customer ?? null,
+      successUrl: input.successUrl ?? null,
+      cancelUrl: input.cancelUrl ?? null,
+      webhookUrl: input.webhookUrl ?? null,
+      embedOrigins,
+      groupToken: ids.groupToken(),
+      merchantFeePpm: merchant.merchantFeePpm,
+      consumerFeePpm: merchant.consumerFeePpm,
+      organizerTokenHash: sha256(organizerToken),
+    },
+    organizer,
+    now,
+    group.config.expiryHours * HOUR_MS,
+    async (trx, created) => {
+      await recordEvent(trx, 'group.created', { session: created, members: [organizer] }, now);
+    },
+  );
+  return { session, organizerToken };
+}
+
+/** [] when the signature is right; otherwise the details of DESIGN.md §7, the recognized mistake first. */
+function diagnose(auth: AuthContext, cart: Cart, signature: string): string[] {
+  const check = diagnoseCartSignature({
+    cart,
+    signature,
+    signingSecret: auth.merchant.signingSecret,
+    knownWrongKeys:
+      auth.keyKind === 'secret' ? { secretApiKey: auth.presentedKey } : { publishableKey: auth.presentedKey },
+  });
+  return check.valid ? [] : check.details;
+}
+
+export interface ClosedSession {
+  session: Session;
+  members: Member[];
+  /** Refunds of paid shares; paid shares are refunded by the payments work before the event goes out. */
+  refunds: { id: string; member_id: string; amount_cents: number; status: string }[];
+}
+
+const CLOSING_EVENT: Record<'cancelled' | 'expired', EventType> = {
+  cancelled: 'group.cancelled',
+  expired: 'group.expired',
+};
+
+/**
+ * Closes a pending session as cancelled or expired and writes its event, in one transaction. The
+ * conditional update is the claim: of two processes closing one session, one wins and the other gets
+ * ApiError session_not_pending.
+ */
+export async function closeSession(
+  deps: Deps,
+  sessionId: string,
+  to: 'cancelled' | 'expired',
+): Promise<ClosedSession> {
+  const now = deps.clock.now();
+  const result = await deps.db.kysely.transaction().execute(async (trx) => {
+    if (!(await transitionSession(trx, sessionId, 'pending', to, now))) return undefined;
+    const session = await findSessionByIdUnscoped(trx, sessionId);
+    if (!session) return undefined;
+    const members = await listMembers(trx, sessionId);
+    await recordEvent(trx, CLOSING_EVENT[to], { session, members }, now);
+    return { session, members, refunds: [] };
+  });
+  if (!result) throw new ApiError('session_not_pending');
+  return result;
+}
+
+export function assertPending(status: SessionStatus): void {
+  if (status !== 'pending') throw new ApiError('session_not_pending');
+}

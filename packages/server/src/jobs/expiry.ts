@@ -1,0 +1,30 @@
+// The expiry sweeper: moves pending sessions past expires_at to expired. Each session is closed by
+// closeSession's conditional update, so when several processes sweep at once exactly one of them closes
+// a given session and writes its group.expired event; the others see session_not_pending and move on.
+import { ApiError } from '../api/errors.ts';
+import type { Deps } from '../deps.ts';
+import { closeSession } from '../flows/sessions.ts';
+import { listExpiredPendingSessionIds } from '../store/sessions.ts';
+
+const BATCH = 100;
+
+/** One sweep; answers how many sessions this process expired. */
+export async function expireDueSessions(deps: Deps, signal?: AbortSignal): Promise<number> {
+  let expired = 0;
+  for (;;) {
+    const due = await listExpiredPendingSessionIds(deps.db.kysely, deps.clock.now(), BATCH);
+    let closedThisRound = 0;
+    for (const sessionId of due) {
+      if (signal?.aborted) return expired;
+      try {
+        await closeSession(deps, sessionId, 'expired');
+        expired++;
+        closedThisRound++;
+      } catch (error) {
+        // Another process (or a cancel) got there first: that is the claim working.
+        if (!(error instanceof ApiError && error.code === 'session_not_pending')) throw error;
+      }
+    }
+    if (due.length < BATCH || closedThisRound === 0) return expired;
+  }
+}

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  assertTransition,
+  canMemberTransition,
+  canTransition,
+  InvalidTransitionError,
+  isFinal,
+  isMemberStatus,
+  isOpen,
+  isSessionStatus,
+  MEMBER_STATUSES,
+  SESSION_STATUSES,
+} from '../../src/domain/session-state.ts';
+
+describe('session transitions', () => {
+  const allowed = new Set(['pending>funded', 'pending>cancelled', 'pending>expired']);
+
+  test('only pending → funded, cancelled or expired', () => {
+    for (const from of SESSION_STATUSES) {
+      for (const to of SESSION_STATUSES) {
+        assert.equal(canTransition(from, to), allowed.has(`${from}>${to}`), `${from} → ${to}`);
+      }
+    }
+  });
+
+  test('assertTransition throws a typed error for anything else', () => {
+    assertTransition('pending', 'funded');
+    assert.throws(
+      () => assertTransition('cancelled', 'funded'),
+      (error: unknown) =>
+        error instanceof InvalidTransitionError &&
+        error.from === 'cancelled' &&
+        error.to === 'funded' &&
+        /a cancelled session cannot become funded/.test(error.message),
+    );
+    assert.throws(() => assertTransition('pending', 'pending'), InvalidTransitionError);
+  });
+
+  test('only a pending session is open; the others are final', () => {
+    assert.equal(isOpen('pending'), true);
+    assert.equal(isFinal('pending'), false);
+    for (const status of ['funded', 'cancelled', 'expired'] as const) {
+      assert.equal(isOpen(status), false);
+      assert.equal(isFinal(status), true);
+    }
+  });
+
+  test('status guards', () => {
+    assert.equal(isSessionStatus('expired'), true);
+    assert.equal(isSessionStatus('open'), false);
+    assert.equal(isMemberStatus('refunded'), true);
+    assert.equal(isMemberStatus('funded'), false);
+  });
+});
+
+describe('member transitions', () => {
+  test('pending → paid → refunded, nothing else', () => {
+    const allowed = new Set(['pending>paid', 'paid>refunded']);
+    for (const from of MEMBER_STATUSES) {
+      for (const to of MEMBER_STATUSES) {
+        assert.equal(canMemberTransition(from, to), allowed.has(`${from}>${to}`), `${from} → ${to}`);
+      }
+    }
+  });
+});
