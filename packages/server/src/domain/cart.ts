@@ -42,7 +42,8 @@ export function checkCart(cart: Cart): string[] {
 
   if (value.currency === undefined) errors.push('cart.currency is required');
   else if (!isCurrencyCode(value.currency)) {
-    errors.push(`cart.currency must be a lowercase ISO 4217 code, got ${JSON.stringify(value.currency)}`);
+    const got = typeof value.currency === 'string' ? truncate(value.currency) : value.currency;
+    errors.push(`cart.currency must be a lowercase ISO 4217 code, got ${JSON.stringify(got)}`);
   }
 
   if (value.items === undefined) errors.push('cart.items is required');

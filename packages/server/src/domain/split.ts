@@ -157,14 +157,9 @@ function splitByPercentage(share: Share, members: readonly MemberSpec[]): SplitR
   if (errors.length > 0) return { ok: false, errors };
   if (share.pending.length === 0) return everyonePaid(share);
   const weights = share.pending.map((index) => members[index]!.basisPoints!);
-  if (share.rest === 0)
-    return {
-      ok: true,
-      amounts: withPending(
-        share,
-        weights.map(() => 0),
-      ),
-    };
+  if (share.rest === 0) {
+    return { ok: true, amounts: withPending(share, Array<number>(weights.length).fill(0)) };
+  }
   if (weights.every((points) => points === 0)) {
     return fail(`${share.rest} is left to pay but the pending members have 0 basis points between them`);
   }
