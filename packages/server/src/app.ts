@@ -10,6 +10,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
   LogController,
+  type RouteOptions,
 } from 'fastify';
 import { CORS_ALLOWED_HEADERS } from './api/auth.ts';
 import { ApiError, type ErrorCode } from './api/errors.ts';
@@ -46,16 +47,20 @@ class RequestLog extends LogController {
     request: FastifyRequest,
     reply: FastifyReply,
   ): void {
-    reply.log.info(
-      {
-        method: request.method,
-        route: request.routeOptions.url ?? '(no route)',
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request',
-    );
+    logRequest(request, reply, reply.elapsedTime);
   }
+}
+
+function logRequest(request: FastifyRequest, reply: FastifyReply, ms: number) {
+  reply.log.info(
+    {
+      method: request.method,
+      route: request.routeOptions.url ?? '(no route)',
+      status: reply.statusCode,
+      ms: Math.round(ms * 100) / 100,
+    },
+    'request',
+  );
 }
 
 /** Fastify's own errors that a client causes, with the code we answer them with. */
@@ -79,7 +84,9 @@ function toApiError(error: FastifyError & { validation?: ErrorObject[] }): ApiEr
   if (error instanceof ApiError) return error;
   if (error.validation) {
     const details = describeErrors(error.validation);
-    const code = error.validation.every((e) => e.instancePath.startsWith('/cart')) ? 'invalid_cart' : 'invalid_request';
+    const code = error.validation.every((e) => e.instancePath.startsWith('/cart'))
+      ? 'invalid_cart'
+      : 'invalid_request';
     return new ApiError(code, { message: details[0] ?? 'The request is not valid.', details });
   }
   // JSON.parse errors, prototype poisoning and the like arrive as SyntaxError with status 400.
@@ -94,7 +101,12 @@ function toApiError(error: FastifyError & { validation?: ErrorObject[] }): ApiEr
   return new ApiError('internal_error');
 }
 
-export async function buildApp(deps: Deps): Promise<App> {
+export interface BuildOptions {
+  /** Hears of every route as it is registered, before any plugin changes it (tests list routes with it). */
+  onRoute?: (route: RouteOptions) => void;
+}
+
+export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<App> {
   const { config } = deps;
   const app = Fastify({
     loggerInstance: deps.logger,
@@ -105,7 +117,33 @@ export async function buildApp(deps: Deps): Promise<App> {
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
+    // Errors the router raises before any hook runs (a broken %-escape, an over-long path parameter):
+    // answered in our shape too, never Fastify's.
+    frameworkErrors: (error, request, reply) => {
+      // Fastify does not report these replies to the log controller: write their request line here.
+      const started = performance.now();
+      reply.raw.once('finish', () => logRequest(request, reply, performance.now() - started));
+      reply.header('x-request-id', request.id);
+      const apiError =
+        error.code === 'FST_ERR_BAD_URL'
+          ? new ApiError('invalid_request', { message: 'The request URL is not valid (a broken %-escape).' })
+          : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? new ApiError('invalid_request', { message: 'A path segment of the request URL is too long.' })
+            : new ApiError('internal_error');
+      return sendError(request, reply, apiError);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
+
+  // JSON only: a text/plain body is 400 invalid_json like any other non-JSON body. An empty body is no
+  // body, because clients that always send Content-Type: application/json call DELETE and the body-less
+  // POSTs that way; a route that needs a body still answers 400 through its schema.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0) return done(null, undefined);
+    return parseJson(request, String(body), done);
+  });
 
   app.setValidatorCompiler(validatorCompiler);
   addSharedSchema(ErrorSchema);
@@ -138,7 +176,7 @@ export async function buildApp(deps: Deps): Promise<App> {
   await app.register(rateLimit, {
     global: false,
     redis: deps.redis,
-    nameSpace: 'gc:ratelimit:',
+    nameSpace: `${config.redisKeyPrefix}ratelimit:`,
     enableDraftSpec: true,
     // A rate-limit store that does not answer must not take the API down with it.
     skipOnError: true,
@@ -176,7 +214,11 @@ export async function buildApp(deps: Deps): Promise<App> {
 
   registerApiRoutes(app, deps);
 
-  app.get(`${config.apiPrefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  // Sent as text so that no request_id is added: it would make the document invalid OpenAPI. The
+  // X-Request-Id header still names the request.
+  app.get(`${config.apiPrefix}/openapi.json`, { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger())),
+  );
   return app;
 }
 

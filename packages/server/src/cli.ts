@@ -5,8 +5,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { isCurrencyCode } from './domain/currencies.ts';
 import { keyEnvironmentFor } from './ids.ts';
 import { serve } from './main.ts';
-import { openRuntime } from './runtime.ts';
-import { openDb } from './store/db.ts';
+import { type Db, openDb } from './store/db.ts';
 import { insertMerchant, rollSecretKey } from './store/merchants.ts';
 import { migrateToLatest } from './store/migrations/index.ts';
 
@@ -17,6 +16,18 @@ const USAGE = `Usage:
   group-checkout migrate
   group-checkout merchant create --name NAME [--headless] [--payout-currency CUR] [--allowed-origin URL]… [--json]
   group-checkout merchant keys roll --merchant ID [--json]`;
+
+/** Opens and migrates the database for one command, and closes it after. Nothing is logged: stdout is the
+ * command's answer (one JSON object with --json), stderr its one-line error. */
+async function withDb<T>(databaseUrl: string, use: (db: Db) => Promise<T>): Promise<T> {
+  const db = openDb(databaseUrl);
+  try {
+    await migrateToLatest(db);
+    return await use(db);
+  } finally {
+    await db.close();
+  }
+}
 
 function print(json: boolean, object: Record<string, unknown>, lines: string[]) {
   process.stdout.write(json ? `${JSON.stringify(object)}\n` : `${lines.join('\n')}\n`);
@@ -36,6 +47,11 @@ function origin(raw: string): string {
 
 async function run(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
+  if (command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (!command) throw new UsageError('no command given; run group-checkout --help for the commands');
   const config = loadConfig();
   if (command === 'serve') return serve(config);
   if (command === 'migrate') {
@@ -70,11 +86,10 @@ async function run(argv: string[]): Promise<void> {
       );
     }
     const allowedOrigins = (values['allowed-origin'] ?? []).map(origin);
-    const deps = await openRuntime(config, { logger: undefined });
-    try {
+    await withDb(config.databaseUrl, async (db) => {
       const environment = keyEnvironmentFor(config.serviceEnv);
       const { merchant, publishableKey, secretKey } = await insertMerchant(
-        deps.db.kysely,
+        db.kysely,
         { name, environment, headlessApiEnabled: values.headless ?? false, payoutCurrency, allowedOrigins },
         Date.now(),
       );
@@ -97,9 +112,7 @@ async function run(argv: string[]): Promise<void> {
           `session webhook secret   ${merchant.sessionWebhookSecret}`,
         ],
       );
-    } finally {
-      await deps.close();
-    }
+    });
     return;
   }
   if (command === 'merchant' && rest[0] === 'keys' && rest[1] === 'roll') {
@@ -109,20 +122,28 @@ async function run(argv: string[]): Promise<void> {
       strict: true,
     });
     if (!values.merchant) throw new UsageError('merchant keys roll needs --merchant ID');
-    const db = openDb(config.databaseUrl);
-    try {
-      await migrateToLatest(db);
-      const rolled = await rollSecretKey(db.kysely, values.merchant, Date.now());
-      if (!rolled) throw new UsageError(`no merchant ${values.merchant}`);
-      print(values.json ?? false, { merchant_id: values.merchant, secret_key: rolled.secretKey }, [
-        `new secret key for ${values.merchant}: ${rolled.secretKey}   (shown once; the old one no longer works)`,
+    const merchantId = values.merchant;
+    await withDb(config.databaseUrl, async (db) => {
+      const rolled = await rollSecretKey(db.kysely, merchantId, Date.now());
+      if (!rolled) throw new UsageError(`no merchant ${merchantId}`);
+      print(values.json ?? false, { merchant_id: merchantId, secret_key: rolled.secretKey }, [
+        `new secret key for ${merchantId}: ${rolled.secretKey}   (shown once; the old one no longer works)`,
       ]);
-    } finally {
-      await db.close();
-    }
+    });
     return;
   }
-  throw new UsageError(command ? `unknown command "${[command, ...rest].join(' ')}"\n${USAGE}` : USAGE);
+  throw new UsageError(
+    `unknown command "${[command, ...rest].join(' ')}"; run group-checkout --help for the commands`,
+  );
+}
+
+/** One line, whatever the error: AggregateError (a refused connection to every address) has no message. */
+function describe(error: unknown): string {
+  const e = error as { message?: unknown; code?: unknown; errors?: unknown[] } | null;
+  let message = typeof e?.message === 'string' ? e.message : '';
+  if (!message && Array.isArray(e?.errors) && e.errors.length > 0) message = describe(e.errors[0]);
+  if (!message) message = typeof e?.code === 'string' ? e.code : String(error);
+  return message.trim().replace(/\s*\n\s*/g, ' / ');
 }
 
 try {
@@ -132,7 +153,7 @@ try {
     error instanceof UsageError ||
     error instanceof ConfigError ||
     (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-  const message = error instanceof Error ? error.message : String(error);
+  const message = describe(error);
   process.stderr.write(`group-checkout: ${known ? message : `failed: ${message}`}\n`);
   process.exit(known ? 2 : 1);
 }

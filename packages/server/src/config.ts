@@ -42,6 +42,12 @@ export interface Config {
   mailFrom: string;
   outboxDir: string;
   redisUrl: string | undefined;
+  /**
+   * Prefix of every Redis key this deployment writes (REDIS_KEY_PREFIX, default `gc:`): route limits under
+   * `<prefix>ratelimit:`, failed-auth counters under `<prefix>counter:`. Lets several deployments, or
+   * parallel test runs, share one Redis without sharing counts.
+   */
+  redisKeyPrefix: string;
   trustProxy: boolean;
   ipBlocklist: BlockList;
   ipBlocklistText: string;
@@ -54,6 +60,8 @@ export interface Config {
 
 type Env = Record<string, string | undefined>;
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -63,17 +71,22 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return Number(raw);
 }
 
+/** The value as it may be printed: a password in a URL is replaced, so a config error never shows one. */
+function printable(raw: string): string {
+  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1***@');
+}
+
 function url(env: Env, name: string, fallback: string, protocols: string[]): string {
   const raw = env[name] || fallback;
   let parsed: URL;
   try {
     parsed = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+    throw new ConfigError(`${name} must be a URL, got "${printable(raw)}"`);
   }
   if (!protocols.includes(parsed.protocol)) {
     throw new ConfigError(
-      `${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}, got "${raw}"`,
+      `${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}, got "${printable(raw)}"`,
     );
   }
   return raw.replace(/\/+$/, '');
@@ -122,8 +135,11 @@ export function loadConfig(env: Env = process.env): Config {
   const publicPayUrl = url(env, 'PUBLIC_PAY_URL', `http://localhost:${port}`, ['http:', 'https:']);
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/group-checkout.db';
   if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
-    throw new ConfigError(`DATABASE_URL must be sqlite:PATH or postgres://…, got "${databaseUrl}"`);
+    throw new ConfigError(
+      `DATABASE_URL must be sqlite:PATH or postgres://…, got "${printable(databaseUrl)}"`,
+    );
   }
+  if (databaseUrl.startsWith('postgres')) url(env, 'DATABASE_URL', databaseUrl, ['postgres:', 'postgresql:']);
   const smtpUrl = env.SMTP_URL || undefined;
   if (smtpUrl) url(env, 'SMTP_URL', smtpUrl, ['smtp:', 'smtps:']);
   const redisUrl = env.REDIS_URL || undefined;
@@ -135,6 +151,23 @@ export function loadConfig(env: Env = process.env): Config {
   const rateLimits = { ...DEFAULT_RATE_LIMITS } as Record<RateLimitName, number>;
   for (const name of Object.keys(DEFAULT_RATE_LIMITS) as RateLimitName[]) {
     rateLimits[name] = integer(env, `RATE_LIMIT_${name}`, DEFAULT_RATE_LIMITS[name], 1, 1_000_000);
+  }
+  // A misspelt limit would otherwise be ignored without a word, leaving the default in force.
+  for (const variable of Object.keys(env)) {
+    if (variable.startsWith('RATE_LIMIT_') && !(variable.slice(11) in DEFAULT_RATE_LIMITS)) {
+      const known = Object.keys(DEFAULT_RATE_LIMITS).map((n) => `RATE_LIMIT_${n}`);
+      throw new ConfigError(`${variable} is not a known rate limit; known: ${known.join(', ')}`);
+    }
+  }
+  const redisKeyPrefix = env.REDIS_KEY_PREFIX ?? 'gc:';
+  if (!/^[\x21-\x7e]{0,64}$/.test(redisKeyPrefix)) {
+    throw new ConfigError(
+      `REDIS_KEY_PREFIX must be at most 64 visible ASCII characters, got "${redisKeyPrefix}"`,
+    );
+  }
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
   const ipBlocklistText = env.IP_BLOCKLIST ?? '';
   const pathOf = (u: string) => new URL(u).pathname.replace(/\/+$/, '');
@@ -154,12 +187,13 @@ export function loadConfig(env: Env = process.env): Config {
     mailFrom: env.MAIL_FROM || 'Group Checkout <no-reply@group-checkout.localhost>',
     outboxDir: env.MAIL_OUTBOX_DIR || './data/outbox',
     redisUrl,
+    redisKeyPrefix,
     trustProxy: boolean(env, 'TRUST_PROXY'),
     ipBlocklist: parseBlocklist(ipBlocklistText),
     ipBlocklistText,
     stripeSecretKey,
     rateLimits,
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel,
     sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 2000, 100, 60_000),
   };
 }

@@ -70,7 +70,11 @@ export async function openRuntime(
     clock,
     logger,
     counters: redis
-      ? new RedisCounterStore(redis, (error) => logger.warn({ err: error.message }, 'redis counter failed'))
+      ? new RedisCounterStore(
+          redis,
+          (error) => logger.warn({ err: error.message }, 'redis counter failed'),
+          `${config.redisKeyPrefix}counter:`,
+        )
       : new MemoryCounterStore(() => clock.now()),
     redis,
     mailer,

@@ -60,8 +60,9 @@ export function authenticate(deps: Deps, requirement: AuthRequirement) {
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     const key = match?.[1];
     const prefix = key?.slice(0, KEY_PREFIX_LENGTH);
-    // The browser must be able to read our answer to a publishable key, errors included.
-    if (key?.startsWith('svc_pk_')) allowBrowser(request, reply);
+    // The browser must be able to read our answer to a publishable key, errors included; routes that
+    // need the secret key send no CORS allowance at all (DESIGN.md §4).
+    if (requirement !== 'secret' && key?.startsWith('svc_pk_')) allowBrowser(request, reply);
 
     // Past the failure limit, even a correct key from this IP or with this prefix is refused.
     const [byIp, byKey] = await deps.counters.read(

@@ -60,7 +60,9 @@ export function idempotencyOnSend(deps: Deps) {
     const claim = request.idempotency;
     if (!claim) return payload;
     request.idempotency = undefined;
-    if (reply.statusCode >= 500 || typeof payload !== 'string') {
+    // A 400 means the request was refused as sent and nothing ran: free the key so that the corrected
+    // request may use it. A 5xx may be retried as it is. Every other answer is the request's outcome.
+    if (reply.statusCode === 400 || reply.statusCode >= 500 || typeof payload !== 'string') {
       await deleteIdempotencyKey(deps.db.kysely, claim);
     } else {
       await saveIdempotentResponse(deps.db.kysely, {

@@ -20,6 +20,9 @@ export const MerchantProfile = Type.Object({
     mode: Type.Union([Type.Literal('checkout'), Type.Literal('preferred')]),
     currency: Type.Union([Type.String(), Type.Null()]),
   }),
+  allowed_origins: Type.Array(Type.String(), {
+    description: 'Origins that may embed the hosted pages of server-created sessions (--allowed-origin).',
+  }),
 });
 
 export function register(app: App, deps: Deps) {
@@ -48,6 +51,7 @@ export function register(app: App, deps: Deps) {
         processor_connected: deps.config.stripeSecretKey ? m.processorAccountId !== null : true,
         headless_api_enabled: m.headlessApiEnabled,
         payout_currency: { mode: m.payoutMode, currency: m.payoutCurrency },
+        allowed_origins: m.allowedOrigins,
       };
     },
   );

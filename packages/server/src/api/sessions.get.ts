@@ -10,7 +10,9 @@ import { AUTH_ERRORS, rateLimitConfig, responses } from './schemas.ts';
 import { SessionDetailSchema } from './sessions.schemas.ts';
 import { sessionDetail } from './sessions.wire.ts';
 
-export const SessionParams = Type.Object({ sessionId: Type.String({ maxLength: 64 }) });
+// No maxLength: an id that is too long is simply an unknown session (404), as SPEC.md §4.3 says; the
+// router already caps path parameters at 100 characters.
+export const SessionParams = Type.Object({ sessionId: Type.String() });
 
 export function register(app: App, deps: Deps) {
   app.get(

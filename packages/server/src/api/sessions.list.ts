@@ -13,6 +13,7 @@ const ListQuery = Type.Object(
     cursor: Type.Optional(
       Type.Integer({
         minimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER,
         description: 'next_cursor of the previous page (creation time, milliseconds).',
       }),
     ),

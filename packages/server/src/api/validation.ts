@@ -12,6 +12,8 @@ function makeAjv(coerceTypes: boolean) {
   const ajv = new Ajv({
     allErrors: true,
     coerceTypes,
+    // Errors carry the offending value, so a message can name it ("group.nope" is not an event type).
+    verbose: true,
     useDefaults: true,
     removeAdditional: false,
     strict: false,
@@ -72,8 +74,15 @@ export function describeError(error: ErrorObject, root: string): string {
       return `${at} must have at most ${p.limit} elements`;
     case 'maxProperties':
       return `${at} must have at most ${p.limit} keys`;
-    case 'enum':
-      return `${at} must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'enum': {
+      const allowed = (p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ');
+      // Name the value sent when it is short text; anything else would only bloat the message.
+      const got =
+        typeof error.data === 'string' && error.data.length <= 64
+          ? ` (got ${JSON.stringify(error.data)})`
+          : '';
+      return `${at} must be one of ${allowed}${got}`;
+    }
     case 'format':
       return `${at} must be a valid ${p.format}`;
     case 'pattern':

@@ -65,7 +65,13 @@ export function buildEvent(type: EventType, snapshot: SessionSnapshot, now: numb
   return { id: ids.event(), type, timestamp: toIso(now), data };
 }
 
-/** Writes the event inside `trx`; answers it. */
+/**
+ * Writes the event inside `trx`; answers it. The row's created_at is the outbox order: strictly
+ * increasing per session, so that two events of one session in one millisecond (a create and a cancel)
+ * still read back, and go out, in the order they happened. The payload's timestamp stays `now`. Every
+ * caller has claimed the session row in `trx` first, so no other event of the session is written
+ * concurrently.
+ */
 export async function recordEvent(
   trx: Transaction<Database>,
   type: EventType,
@@ -73,6 +79,12 @@ export async function recordEvent(
   now: number,
 ): Promise<EventPayload> {
   const event = buildEvent(type, snapshot, now);
+  const last = await trx
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('created_at').as('at'))
+    .where('session_id', '=', snapshot.session.id)
+    .executeTakeFirst();
+  const lastAt = last?.at === null || last?.at === undefined ? undefined : Number(last.at);
   await trx
     .insertInto('events')
     .values({
@@ -81,7 +93,7 @@ export async function recordEvent(
       session_id: snapshot.session.id,
       type,
       payload: JSON.stringify(event),
-      created_at: now,
+      created_at: lastAt === undefined ? now : Math.max(now, lastAt + 1),
     })
     .execute();
   return event;

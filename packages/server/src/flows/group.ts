@@ -6,7 +6,14 @@ import type { Deps } from '../deps.ts';
 import { cartExtras } from '../domain/cart.ts';
 import { type MemberSpec, type SplitMode, splitTotal } from '../domain/split.ts';
 import { ids } from '../ids.ts';
-import { listMembers, type Member, type Session, saveGroup, touchPendingSession } from '../store/sessions.ts';
+import {
+  findSessionByIdUnscoped,
+  listMembers,
+  type Member,
+  type Session,
+  saveGroup,
+  touchPendingSession,
+} from '../store/sessions.ts';
 import { assertPending } from './sessions.ts';
 
 export interface MemberInput {
@@ -110,7 +117,9 @@ export async function setUpGroup(
         merchantId: session.merchantId,
         position,
         name: input.name,
-        email: input.email ?? (position === 0 ? (session.customer?.email ?? null) : null),
+        // A member named by id keeps the email they had (one who joined gave it themselves) unless a new
+        // one is given; the organizer's defaults to the session's customer.email.
+        email: input.email ?? previous?.email ?? (position === 0 ? (session.customer?.email ?? null) : null),
         amountCents: amounts[position] as number,
         basisPoints: mode === 'percentage' ? (input.basis_points ?? null) : null,
         items:
@@ -148,6 +157,10 @@ export async function joinGroup(
   const now = deps.clock.now();
   return deps.db.kysely.transaction().execute(async (trx) => {
     if (!(await touchPendingSession(trx, session.id, now))) throw new ApiError('session_not_pending');
+    // Read the mode again under the claim: the organizer may have changed it since `session` was loaded,
+    // and an equal re-split must not overwrite a custom set-up made in between.
+    const current = await findSessionByIdUnscoped(trx, session.id);
+    if (current?.groupMode !== 'equal') throw new ApiError('group_not_joinable');
     const existing = await listMembers(trx, session.id);
     if (existing.length >= session.groupConfig.maxSize) {
       throw new ApiError('group_full', {

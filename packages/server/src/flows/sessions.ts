@@ -141,7 +141,8 @@ export async function createSession(
     now,
     group.config.expiryHours * HOUR_MS,
     async (trx, created) => {
-      await recordEvent(trx, 'group.created', { session: created, members: [organizer] }, now);
+      // The session's own creation time, which insertSession may have moved a millisecond on.
+      await recordEvent(trx, 'group.created', { session: created, members: [organizer] }, created.createdAt);
     },
   );
   return { session, organizerToken };

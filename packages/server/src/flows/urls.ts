@@ -22,8 +22,8 @@ for (const [net, bits] of [
   NON_PUBLIC.addSubnet(net, bits, 'ipv4');
 }
 for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
+  // ::/96 holds ::, ::1 and the deprecated IPv4-compatible ::a.b.c.d (so ::127.0.0.1 too).
+  ['::', 96],
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
@@ -40,7 +40,12 @@ export function isPublicAddress(address: string): boolean {
   return !NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
+/** Control characters, spaces and lone surrogates: the URL parser would drop or replace them silently, so the
+ * URL we stored would not be the one we call. */
+const UNSAFE_CHARACTERS = /[\u0000-\u0020\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 function parse(raw: string): URL | undefined {
+  if (UNSAFE_CHARACTERS.test(raw)) return undefined;
   try {
     return new URL(raw);
   } catch {

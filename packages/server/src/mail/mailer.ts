@@ -18,6 +18,9 @@ export interface Mailer {
   close(): void;
 }
 
+/** Milliseconds. */
+const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 };
+
 export function createMailer(options: {
   smtpUrl?: string;
   from: string;
@@ -26,7 +29,10 @@ export function createMailer(options: {
 }): Mailer {
   const { smtpUrl, from, outboxDir, logger } = options;
   if (smtpUrl) {
-    const transport = nodemailer.createTransport(smtpUrl);
+    // Reminders are sent while the API request waits, so a mail server that does not answer must fail
+    // within seconds, not nodemailer's default minutes. Options in the URL's query (ignoreTLS=true for a
+    // local server without TLS, greetingTimeout=…, tls.rejectUnauthorized=false) take precedence.
+    const transport = nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS });
     return {
       async send(message) {
         await transport.sendMail({ from, ...message });

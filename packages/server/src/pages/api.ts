@@ -116,12 +116,12 @@ const MemberInputSchema = Type.Object(
     ),
     name: Type.String({ minLength: 1, maxLength: 200 }),
     email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
-    amount_cents: Type.Optional(Type.Integer({ minimum: 0 })),
+    amount_cents: Type.Optional(Type.Integer({ minimum: 0, maximum: 99_999_999 })),
     basis_points: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
     items: Type.Optional(
       Type.Array(
         Type.Object(
-          { item_index: Type.Integer({ minimum: 0 }), quantity: Type.Integer({ minimum: 0 }) },
+          { item_index: Type.Integer({ minimum: 0, maximum: 99 }), quantity: Type.Integer({ minimum: 0, maximum: 10_000 }) },
           { additionalProperties: false },
         ),
         { maxItems: 100 },

@@ -29,6 +29,7 @@ for (const dialect of DIALECTS) {
           processor_connected: true,
           headless_api_enabled: true,
           payout_currency: { mode: 'checkout', currency: null },
+          allowed_origins: ['https://shop.example'],
         },
       );
     });

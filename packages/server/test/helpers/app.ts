@@ -1,6 +1,8 @@
 // A real server for a test: its own database, the app listening on a loopback port, a demo merchant,
 // and a captured log. Requests go over HTTP with fetch, as a merchant's would.
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
 import { type App, buildApp } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -21,6 +23,8 @@ export interface TestApp {
   baseUrl: string;
   /** Everything the app logged, one JSON line per entry. */
   logLines: string[];
+  /** Every route as registered, HEAD routes and the preflight included. */
+  routes: { method: string; url: string }[];
   merchant: TestMerchant;
   createMerchant(
     options?: Partial<{
@@ -59,8 +63,13 @@ export interface StartOptions {
 
 export async function startTestApp(dialect: DialectCase, options: StartOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await dialect.create());
+  // Each app gets its own Redis key prefix (unless the test shares one between apps on purpose), so that
+  // parallel test files never count each other's requests; its keys are deleted on close.
+  const ownRedisPrefix = options.env?.REDIS_KEY_PREFIX === undefined;
+  const redisKeyPrefix = options.env?.REDIS_KEY_PREFIX ?? `gc-test:${randomBytes(6).toString('hex')}:`;
   const config = loadConfig({
     DATABASE_URL: database.url,
+    REDIS_KEY_PREFIX: redisKeyPrefix,
     PORT: '0',
     MAIL_OUTBOX_DIR: `${database.url.startsWith('sqlite:') ? database.url.slice(7) : '/tmp/gc-test'}-outbox`,
     ...options.env,
@@ -73,7 +82,12 @@ export async function startTestApp(dialect: DialectCase, options: StartOptions =
     },
   });
   const deps = await openRuntime(config, { logger: createLogger('info', sink), clock: options.clock });
-  const app = await buildApp(deps);
+  const routes: TestApp['routes'] = [];
+  const app = await buildApp(deps, {
+    onRoute: (route) => {
+      for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+    },
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('no port');
@@ -121,13 +135,40 @@ export async function startTestApp(dialect: DialectCase, options: StartOptions =
     deps,
     baseUrl,
     logLines,
+    routes,
     merchant,
     createMerchant,
     request,
     async close() {
       await app.close();
       await deps.close();
+      if (ownRedisPrefix && config.redisUrl) await deleteRedisKeys(config.redisUrl, redisKeyPrefix);
       if (!options.database) await database.drop();
     },
   };
+}
+
+/**
+ * Deletes every key under `prefix` (SCAN, never KEYS or FLUSHDB: other test files share the server). Best
+ * effort: a Redis that does not answer (a test of exactly that) has nothing to clean.
+ */
+export async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<void> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true, retryStrategy: () => null });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+  } catch {
+    redis.disconnect();
+    return;
+  }
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
 }

@@ -1,0 +1,399 @@
+// `npm run bench`: throughput of Group Checkout routes as ratios against bare-Fastify baselines measured
+// in the same run, on the same machine. Each server runs in its own child process, pinned to loopback;
+// autocannon runs here. Benchmarks report, never assert: the exit code is 0 even when a target is missed.
+//
+// Environment: BENCH_SECONDS (10) per measurement, BENCH_WARMUP_SECONDS (2) unmeasured load before each,
+// BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn) for the service, BENCH_CPU_PROF=1 to write a V8 CPU
+// profile of the service to data/bench-prof/, BENCH_ONLY=name,name to run some of the measurements.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon, { type Result } from 'autocannon';
+import { DEFAULT_RATE_LIMITS } from '../src/config.ts';
+import { sessionBody } from './cart.ts';
+import {
+  type Child,
+  cpuSeconds,
+  freePort,
+  installCleanup,
+  runCommand,
+  startChild,
+  stopChildren,
+  waitReady,
+} from './children.ts';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const BENCH = fileURLToPath(new URL('./', import.meta.url));
+const RESULTS_FILE = join(ROOT, 'data', 'bench-latest.json');
+
+function envNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0)
+    throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return value;
+}
+
+const SECONDS = envNumber('BENCH_SECONDS', 10);
+const WARMUP_SECONDS = envNumber('BENCH_WARMUP_SECONDS', 2);
+const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 50);
+const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
+
+/** Variables of the service that would change what is measured; the children never inherit them. */
+const SERVICE_VARIABLES = [
+  'DATABASE_URL',
+  'REDIS_URL',
+  'SMTP_URL',
+  'STRIPE_SECRET_KEY',
+  'IP_BLOCKLIST',
+  'TRUST_PROXY',
+  'PUBLIC_BASE_URL',
+  'PUBLIC_PAY_URL',
+  'SERVICE_ENV',
+  'HOST',
+  'PORT',
+  'LOG_LEVEL',
+  'SWEEP_INTERVAL_MS',
+  'MAIL_OUTBOX_DIR',
+  'REDIS_KEY_PREFIX',
+];
+
+interface Target {
+  name: string;
+  label: string;
+  server: Child;
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+interface Measurement {
+  name: string;
+  label: string;
+  method: string;
+  path: string;
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+  /** Share of one core the server process used during the measurement (1 = one core saturated). */
+  serverCpu: number | null;
+  /** Share of one core this process (autocannon) used: near 1, the client may be the limit. */
+  clientCpu: number;
+  /** Server CPU time per answered request, microseconds. */
+  serverCpuMicrosPerRequest: number | null;
+}
+
+interface Ratio {
+  name: string;
+  numerator: string;
+  denominator: string;
+  target: number;
+}
+
+const RATIOS: Ratio[] = [
+  { name: 'merchants/me ÷ hello', numerator: 'merchants-me', denominator: 'hello', target: 0.5 },
+  { name: 'POST sessions ÷ reference', numerator: 'sessions-create', denominator: 'reference', target: 0.85 },
+  { name: 'GET session ÷ hello', numerator: 'session-get', denominator: 'hello', target: 0.45 },
+];
+
+interface Merchant {
+  merchant_id: string;
+  publishable_key: string;
+  secret_key: string;
+  signing_secret: string;
+}
+
+async function main(): Promise<void> {
+  const tmp = mkdtempSync(join(os.tmpdir(), 'gc-bench-'));
+  const cleanupTmp = () => rmSync(tmp, { recursive: true, force: true });
+  process.once('exit', cleanupTmp);
+
+  const baseEnv: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of SERVICE_VARIABLES) delete baseEnv[name];
+  for (const name of Object.keys(baseEnv)) if (name.startsWith('RATE_LIMIT_')) delete baseEnv[name];
+
+  const servicePort = await freePort();
+  const serviceEnv: NodeJS.ProcessEnv = {
+    ...baseEnv,
+    DATABASE_URL: `sqlite:${join(tmp, 'bench.db')}`,
+    SERVICE_ENV: 'sandbox',
+    HOST: '127.0.0.1',
+    PORT: String(servicePort),
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'warn',
+    MAIL_OUTBOX_DIR: join(tmp, 'outbox'),
+  };
+  for (const name of Object.keys(DEFAULT_RATE_LIMITS)) serviceEnv[`RATE_LIMIT_${name}`] = '1000000';
+
+  // The merchant is made before the server starts, by the CLI, on the same fresh database.
+  const merchant = JSON.parse(
+    await runCommand(
+      [
+        'packages/server/bin/group-checkout.js',
+        'merchant',
+        'create',
+        '--name',
+        'Bench',
+        '--headless',
+        '--json',
+      ],
+      { env: serviceEnv, cwd: ROOT },
+    ),
+  ) as Merchant;
+
+  const profileDir = join(ROOT, 'data', 'bench-prof');
+  const profiling = process.env.BENCH_CPU_PROF === '1';
+  if (profiling) mkdirSync(profileDir, { recursive: true });
+  const helloPort = await freePort();
+  const referencePort = await freePort();
+  const children: [Child, string][] = [
+    [
+      startChild('service', 'packages/server/src/main.ts', {
+        port: servicePort,
+        env: serviceEnv,
+        cwd: ROOT,
+        nodeArgs: profiling ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      }),
+      '/healthz',
+    ],
+    [startChild('hello', join(BENCH, 'hello-server.ts'), { port: helloPort, env: baseEnv, cwd: ROOT }), '/'],
+    [
+      startChild('reference', join(BENCH, 'reference-server.ts'), {
+        port: referencePort,
+        env: {
+          ...baseEnv,
+          BENCH_REFERENCE_DB: join(tmp, 'reference.db'),
+          BENCH_SIGNING_SECRET: merchant.signing_secret,
+        },
+        cwd: ROOT,
+      }),
+      '/',
+    ],
+  ];
+  await Promise.all(
+    children.map(([child, path]) => waitReady(child, `http://127.0.0.1:${child.port}${path}`)),
+  );
+
+  const body = sessionBody(merchant.signing_secret);
+  const createHeaders = {
+    authorization: `Bearer ${merchant.publishable_key}`,
+    'content-type': 'application/json',
+    origin: 'https://shop.example',
+  };
+  const secretHeaders = { authorization: `Bearer ${merchant.secret_key}` };
+  // The session GET /v1/sessions/{id} reads, created before any load.
+  const created = await check(`http://127.0.0.1:${servicePort}/v1/sessions`, 'POST', createHeaders, body);
+  const sessionId = (JSON.parse(created) as { session_id: string }).session_id;
+
+  const [service, hello, reference] = children.map(([child]) => child) as [Child, Child, Child];
+  const targets: Target[] = [
+    { name: 'hello', label: 'hello (bare Fastify)', server: hello, method: 'GET', path: '/', headers: {} },
+    {
+      name: 'merchants-me',
+      label: 'GET /v1/merchants/me',
+      server: service,
+      method: 'GET',
+      path: '/v1/merchants/me',
+      headers: secretHeaders,
+    },
+    {
+      name: 'reference',
+      label: 'reference POST (bare)',
+      server: reference,
+      method: 'POST',
+      path: '/v1/sessions',
+      headers: { 'content-type': 'application/json' },
+      body,
+    },
+    {
+      name: 'sessions-create',
+      label: 'POST /v1/sessions',
+      server: service,
+      method: 'POST',
+      path: '/v1/sessions',
+      headers: createHeaders,
+      body,
+    },
+    {
+      name: 'session-get',
+      label: 'GET /v1/sessions/{id}',
+      server: service,
+      method: 'GET',
+      path: `/v1/sessions/${sessionId}`,
+      headers: secretHeaders,
+    },
+  ];
+
+  process.stderr.write(
+    `bench: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s per measurement\n`,
+  );
+  const measurements: Measurement[] = [];
+  for (const target of targets) {
+    if (ONLY.length > 0 && !ONLY.includes(target.name)) continue;
+    measurements.push(await measure(target));
+  }
+
+  const ratios = RATIOS.map((ratio) => {
+    const top = measurements.find((m) => m.name === ratio.numerator);
+    const bottom = measurements.find((m) => m.name === ratio.denominator);
+    const value =
+      top && bottom && bottom.requestsPerSecond > 0 ? top.requestsPerSecond / bottom.requestsPerSecond : null;
+    return { ...ratio, value, pass: value === null ? null : value >= ratio.target };
+  });
+
+  const environment = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    cores: os.cpus().length,
+    platform: `${os.platform()} ${os.release()}`,
+    seconds: SECONDS,
+    warmupSeconds: WARMUP_SECONDS,
+    connections: CONNECTIONS,
+  };
+  printReport(environment, measurements, ratios);
+  mkdirSync(join(ROOT, 'data'), { recursive: true });
+  writeFileSync(RESULTS_FILE, `${JSON.stringify({ ...environment, measurements, ratios }, null, 2)}\n`);
+  process.stdout.write(`\nresults written to ${RESULTS_FILE}\n`);
+
+  await stopChildren();
+  if (profiling) process.stdout.write(`CPU profile of the service in ${profileDir}\n`);
+}
+
+/** One request, which must answer 2xx: a wrong key or signature would make the numbers meaningless. */
+async function check(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<string> {
+  const response = await fetch(url, { method, headers, body });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${text}`);
+  return text;
+}
+
+async function measure(target: Target): Promise<Measurement> {
+  const url = `http://127.0.0.1:${target.server.port}${target.path}`;
+  const request = {
+    url,
+    method: target.method,
+    headers: target.headers,
+    body: target.body,
+    connections: CONNECTIONS,
+  };
+  await check(url, target.method, target.headers, target.body);
+  if (WARMUP_SECONDS > 0) await autocannon({ ...request, duration: WARMUP_SECONDS });
+  process.stderr.write(`bench: ${target.label} …\n`);
+  const serverBefore = cpuSeconds(target.server);
+  const clientBefore = process.cpuUsage();
+  const started = performance.now();
+  const result: Result = await autocannon({ ...request, duration: SECONDS, title: target.name });
+  const elapsed = (performance.now() - started) / 1000;
+  const serverAfter = cpuSeconds(target.server);
+  const client = process.cpuUsage(clientBefore);
+  const serverSeconds = serverBefore === null || serverAfter === null ? null : serverAfter - serverBefore;
+  const answered = result['2xx'] + result.non2xx;
+  return {
+    name: target.name,
+    label: target.label,
+    method: target.method,
+    path: target.path,
+    requestsPerSecond: result.requests.mean,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes: Object.fromEntries(
+      Object.entries(result.statusCodeStats).map(([code, stat]) => [code, stat.count]),
+    ),
+    serverCpu: serverSeconds === null ? null : serverSeconds / elapsed,
+    clientCpu: (client.user + client.system) / 1e6 / elapsed,
+    serverCpuMicrosPerRequest:
+      serverSeconds === null || answered === 0 ? null : (serverSeconds * 1e6) / answered,
+  };
+}
+
+function printReport(
+  environment: {
+    date: string;
+    node: string;
+    cpu: string;
+    cores: number;
+    seconds: number;
+    connections: number;
+  },
+  measurements: Measurement[],
+  ratios: (Ratio & { value: number | null; pass: boolean | null })[],
+): void {
+  const out: string[] = [];
+  out.push('');
+  out.push(
+    `node ${environment.node} · ${environment.cpu} · ${environment.cores} cores · ${environment.date} · ` +
+      `${environment.connections} connections × ${environment.seconds} s`,
+  );
+  out.push('');
+  const rows = [
+    ['name', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'server CPU', 'client CPU', 'server µs/req'],
+    ...measurements.map((m) => [
+      m.label,
+      m.requestsPerSecond.toFixed(0),
+      m.latencyP50Ms < 1 ? '<1' : m.latencyP50Ms.toFixed(0),
+      m.latencyP99Ms < 1 ? '<1' : m.latencyP99Ms.toFixed(0),
+      String(m.non2xx),
+      String(m.errors + m.timeouts),
+      m.serverCpu === null ? 'n/a' : `${(m.serverCpu * 100).toFixed(0)}%`,
+      `${(m.clientCpu * 100).toFixed(0)}%`,
+      m.serverCpuMicrosPerRequest === null ? 'n/a' : m.serverCpuMicrosPerRequest.toFixed(0),
+    ]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  for (const row of rows) {
+    out.push(
+      row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '),
+    );
+  }
+  for (const m of measurements) {
+    if (m.non2xx > 0 || m.errors > 0 || m.timeouts > 0) {
+      out.push(
+        `WARNING: ${m.label}: ${m.non2xx} non-2xx answers, ${m.errors} errors, ${m.timeouts} timeouts ` +
+          `(status codes ${JSON.stringify(m.statusCodes)}); its numbers are not comparable`,
+      );
+    }
+  }
+  out.push('');
+  for (const r of ratios) {
+    const value = r.value === null ? 'n/a' : r.value.toFixed(2);
+    const verdict = r.pass === null ? 'not measured' : r.pass ? 'PASS' : 'FAIL';
+    out.push(`${r.name.padEnd(28)} ${value.padStart(5)}   target ≥ ${r.target.toFixed(2)}   ${verdict}`);
+  }
+  const missed = ratios.filter((r) => r.pass === false).length;
+  const measured = ratios.filter((r) => r.pass !== null).length;
+  out.push('');
+  if (measured === 0) out.push('no ratio measured (BENCH_ONLY)');
+  else
+    out.push(
+      missed === 0 ? `all ${measured} measured targets met` : `${missed} of ${measured} targets MISSED`,
+    );
+  out.push('latency resolution is 1 ms (autocannon); CPU is a share of one core, from /proc');
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+function fatal(error: unknown): void {
+  process.stderr.write(
+    `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  void stopChildren(2000).finally(() => process.exit(1));
+}
+
+installCleanup(fatal);
+main().catch(fatal);

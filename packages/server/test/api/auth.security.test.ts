@@ -1,0 +1,324 @@
+// Authentication and access (SPEC.md §5, DESIGN.md §4): who gets 401, who gets 403, what CORS allows,
+// and the limits on failed authentications.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { rollSecretKey } from '../../src/store/merchants.ts';
+import { type StartOptions, startTestApp, type TestApp } from '../helpers/app.ts';
+import { type DialectCase, DIALECTS } from '../helpers/databases.ts';
+
+const ORIGIN = 'https://shop.example';
+
+/** A key of the right shape that no merchant has; `prefix` fixes its first characters. */
+function unknownKey(prefix = 'svc_sk_test_'): string {
+  return prefix + randomBytes(24).toString('hex').slice(0, 27);
+}
+
+/** Runs `use` against an app of its own (its own env and database), closed afterwards. */
+async function withApp(dialect: DialectCase, options: StartOptions, use: (t: TestApp) => Promise<void>) {
+  const t = await startTestApp(dialect, options);
+  try {
+    await use(t);
+  } finally {
+    await t.close();
+  }
+}
+
+function assertError(res: { status: number; body: any; headers: Headers }, status: number, code: string) {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.code, code);
+  assert.equal(typeof res.body.error, 'string');
+  assert.match(res.body.request_id, /^req_/);
+  assert.equal(res.headers.get('x-request-id'), res.body.request_id);
+}
+
+for (const dialect of DIALECTS) {
+  describe(`authentication on ${dialect.name}`, { skip: dialect.skip }, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp(dialect);
+    });
+    after(() => t?.close());
+
+    describe('401', () => {
+      test('without an Authorization header', async () => {
+        const res = await t.request('GET', '/v1/merchants/me');
+        assertError(res, 401, 'missing_api_key');
+      });
+
+      test('with a scheme other than Bearer', async () => {
+        const basic = Buffer.from(`${t.merchant.secretKey}:`).toString('base64');
+        const res = await t.request('GET', '/v1/merchants/me', { headers: { authorization: `Basic ${basic}` } });
+        assertError(res, 401, 'invalid_api_key_format');
+      });
+
+      test('with a Bearer token that is not a key says "invalid API key format"', async () => {
+        for (const token of ['not-a-key', 'svc_sk_test_', 'svc_xx_test_abcdefghijklmnopqrstuvwxyz', 'svc_sk_test_abc$%']) {
+          const res = await t.request('GET', '/v1/merchants/me', { key: token });
+          assertError(res, 401, 'invalid_api_key_format');
+          assert.match(res.body.error, /invalid API key format/i);
+        }
+      });
+
+      test('with a well-formed key that no merchant has', async () => {
+        const res = await t.request('GET', '/v1/merchants/me', { key: unknownKey() });
+        assertError(res, 401, 'invalid_api_key');
+      });
+
+      test('with a key that differs from a real one in its last character', async () => {
+        const real = t.merchant.secretKey;
+        const altered = real.slice(0, -1) + (real.endsWith('a') ? 'b' : 'a');
+        const res = await t.request('GET', '/v1/merchants/me', { key: altered });
+        assertError(res, 401, 'invalid_api_key');
+      });
+
+      test('with a rolled (revoked) secret key, while the new key works', async () => {
+        const m = await t.createMerchant({ name: 'Rolling Shop' });
+        assert.equal((await t.request('GET', '/v1/merchants/me', { key: m.secretKey })).status, 200);
+        const rolled = await rollSecretKey(t.deps.db.kysely, m.merchant.id, Date.now());
+        assert.ok(rolled);
+        assert.notEqual(rolled.secretKey, m.secretKey);
+        assertError(await t.request('GET', '/v1/merchants/me', { key: m.secretKey }), 401, 'invalid_api_key');
+        const fresh = await t.request('GET', '/v1/merchants/me', { key: rolled.secretKey });
+        assert.equal(fresh.status, 200);
+        assert.equal(fresh.body.id, m.merchant.id);
+        // The publishable key is not rolled with it.
+        const pk = await t.request('GET', '/v1/sessions/gs_doesnotexist', { key: m.publishableKey });
+        assert.equal(pk.status, 404);
+      });
+    });
+
+    describe('403', () => {
+      test('a secret key sent with an Origin header (from a browser)', async () => {
+        const res = await t.request('GET', '/v1/merchants/me', {
+          key: t.merchant.secretKey,
+          headers: { origin: ORIGIN },
+        });
+        assertError(res, 403, 'secret_key_from_browser');
+        assert.equal(res.headers.get('access-control-allow-origin'), null);
+      });
+
+      test('a live key against the sandbox is a key/environment mismatch', async () => {
+        for (const key of [
+          `svc_sk_live_${t.merchant.secretKey.slice('svc_sk_test_'.length)}`,
+          unknownKey('svc_pk_live_'),
+        ]) {
+          const res = await t.request('GET', '/v1/merchants/me', { key });
+          assertError(res, 403, 'key_environment_mismatch');
+          assert.match(res.body.error, /key\/environment mismatch/);
+        }
+      });
+
+      test('a test key against production is a key/environment mismatch; live keys work there', async () => {
+        await withApp(dialect, { env: { SERVICE_ENV: 'production' } }, async (prod) => {
+          assert.match(prod.merchant.secretKey, /^svc_sk_live_/);
+          const own = await prod.request('GET', '/v1/merchants/me', { key: prod.merchant.secretKey });
+          assert.equal(own.status, 200);
+          assert.equal(own.body.sandbox, false);
+          const testKey = await prod.request('GET', '/v1/merchants/me', { key: t.merchant.secretKey });
+          assertError(testKey, 403, 'key_environment_mismatch');
+        });
+      });
+
+      test('X-Merchant-ID that is not the key’s merchant', async () => {
+        const other = await t.createMerchant({ name: 'Other Shop' });
+        const wrong = await t.request('GET', '/v1/merchants/me', {
+          key: t.merchant.secretKey,
+          headers: { 'x-merchant-id': other.merchant.id },
+        });
+        assertError(wrong, 403, 'merchant_mismatch');
+        const right = await t.request('GET', '/v1/merchants/me', {
+          key: t.merchant.secretKey,
+          headers: { 'x-merchant-id': t.merchant.merchant.id },
+        });
+        assert.equal(right.status, 200);
+      });
+
+      test('a publishable key on every route that needs the secret key', async () => {
+        const routes: [string, string, unknown?][] = [
+          ['GET', '/v1/merchants/me'],
+          ['GET', '/v1/webhooks'],
+          ['POST', '/v1/webhooks', { url: 'https://hooks.example/gc', events: ['*'] }],
+          ['DELETE', '/v1/webhooks/we_doesnotexist'],
+        ];
+        for (const [method, path, body] of routes) {
+          const res = await t.request(method, path, { key: t.merchant.publishableKey, body });
+          assertError(res, 403, 'secret_key_required');
+        }
+        const list = await t.request('GET', '/v1/webhooks', { key: t.merchant.secretKey });
+        assert.deepEqual(list.body.data, [], 'the refused POST created nothing');
+      });
+
+      test('a client IP in IP_BLOCKLIST, while /healthz still answers', async () => {
+        await withApp(dialect, { env: { IP_BLOCKLIST: '10.0.0.0/8, 127.0.0.0/8' } }, async (blocked) => {
+          const key = blocked.merchant.secretKey;
+          assertError(await blocked.request('GET', '/v1/merchants/me', { key }), 403, 'ip_blocked');
+          assertError(await blocked.request('GET', '/v1/merchants/me'), 403, 'ip_blocked');
+          assertError(await blocked.request('GET', '/v1/no-such-route'), 403, 'ip_blocked');
+          const health = await blocked.request('GET', '/healthz');
+          assert.equal(health.status, 200);
+          assert.equal(health.body.status, 'ok');
+        });
+      });
+
+      test('an IPv6 blocklist entry does not block IPv4 callers', async () => {
+        await withApp(dialect, { env: { IP_BLOCKLIST: '2001:db8::/32' } }, async (app) => {
+          const res = await app.request('GET', '/v1/merchants/me', { key: app.merchant.secretKey });
+          assert.equal(res.status, 200);
+        });
+      });
+
+      test('with TRUST_PROXY the first X-Forwarded-For hop is the client IP', async () => {
+        const env = { TRUST_PROXY: 'true', IP_BLOCKLIST: '203.0.113.0/24' };
+        await withApp(dialect, { env }, async (app) => {
+          const key = app.merchant.secretKey;
+          const from = (xff: string) =>
+            app.request('GET', '/v1/merchants/me', { key, headers: { 'x-forwarded-for': xff } });
+          assertError(await from('203.0.113.9'), 403, 'ip_blocked');
+          assertError(await from('203.0.113.9, 198.51.100.7'), 403, 'ip_blocked');
+          assert.equal((await from('198.51.100.7, 203.0.113.9')).status, 200);
+          assert.equal((await from('198.51.100.7')).status, 200);
+          // Without the header, the socket's address (127.0.0.1) is the client.
+          assert.equal((await app.request('GET', '/v1/merchants/me', { key })).status, 200);
+        });
+      });
+
+      test('without TRUST_PROXY, X-Forwarded-For is ignored', async () => {
+        await withApp(dialect, { env: { IP_BLOCKLIST: '203.0.113.0/24' } }, async (app) => {
+          const res = await app.request('GET', '/v1/merchants/me', {
+            key: app.merchant.secretKey,
+            headers: { 'x-forwarded-for': '203.0.113.9' },
+          });
+          assert.equal(res.status, 200);
+        });
+      });
+    });
+
+    describe('CORS', () => {
+      test('a publishable key with an Origin gets the origin echoed, errors included', async () => {
+        const res = await t.request('GET', '/v1/sessions/gs_doesnotexist', {
+          key: t.merchant.publishableKey,
+          headers: { origin: ORIGIN },
+        });
+        assertError(res, 404, 'session_not_found');
+        assert.equal(res.headers.get('access-control-allow-origin'), ORIGIN);
+        assert.match(res.headers.get('vary') ?? '', /\bOrigin\b/i);
+        const exposed = (res.headers.get('access-control-expose-headers') ?? '').toLowerCase();
+        assert.match(exposed, /x-request-id/);
+
+        const unknown = await t.request('GET', '/v1/sessions/gs_doesnotexist', {
+          key: unknownKey('svc_pk_test_'),
+          headers: { origin: 'https://other.example' },
+        });
+        assertError(unknown, 401, 'invalid_api_key');
+        assert.equal(unknown.headers.get('access-control-allow-origin'), 'https://other.example');
+      });
+
+      test('routes that need the secret key never send a CORS allowance', async () => {
+        const attempts = [
+          { key: t.merchant.publishableKey, headers: { origin: ORIGIN } },
+          { key: t.merchant.secretKey, headers: { origin: ORIGIN } },
+          { key: t.merchant.secretKey },
+        ];
+        for (const path of ['/v1/merchants/me', '/v1/webhooks']) {
+          for (const attempt of attempts) {
+            const res = await t.request('GET', path, attempt);
+            assert.equal(res.headers.get('access-control-allow-origin'), null, `${path} ${res.status}`);
+          }
+        }
+      });
+
+      test('a preflight answers 204 with the allowed headers', async () => {
+        const res = await t.request('OPTIONS', '/v1/sessions', {
+          headers: {
+            origin: ORIGIN,
+            'access-control-request-method': 'POST',
+            'access-control-request-headers': 'authorization, content-type, idempotency-key',
+          },
+        });
+        assert.equal(res.status, 204);
+        assert.equal(res.headers.get('access-control-allow-origin'), ORIGIN);
+        const allowed = (res.headers.get('access-control-allow-headers') ?? '')
+          .split(',')
+          .map((h) => h.trim().toLowerCase());
+        for (const header of [
+          'authorization',
+          'content-type',
+          'x-merchant-id',
+          'x-service-signature',
+          'idempotency-key',
+        ]) {
+          assert.ok(allowed.includes(header), `${header} in ${allowed.join(', ')}`);
+        }
+        const methods = res.headers.get('access-control-allow-methods') ?? '';
+        assert.match(methods, /\bPOST\b/);
+        assert.match(methods, /\bGET\b/);
+        assert.match(res.headers.get('vary') ?? '', /\bOrigin\b/i);
+        assert.match(res.headers.get('x-request-id') ?? '', /^req_/);
+      });
+    });
+
+    describe('failed-authentication limits', () => {
+      test('past RATE_LIMIT_AUTH_FAILURES_IP failures from one IP, even the right key gets 429', async () => {
+        const env = { RATE_LIMIT_AUTH_FAILURES_IP: '5', TRUST_PROXY: 'true' };
+        await withApp(dialect, { env }, async (app) => {
+          const key = app.merchant.secretKey;
+          const attacker = { 'x-forwarded-for': '198.51.100.66' };
+          assert.equal((await app.request('GET', '/v1/merchants/me', { key, headers: attacker })).status, 200);
+          for (let i = 0; i < 5; i++) {
+            const res = await app.request('GET', '/v1/merchants/me', { key: unknownKey(), headers: attacker });
+            assertError(res, 401, 'invalid_api_key');
+          }
+          const blocked = await app.request('GET', '/v1/merchants/me', { key, headers: attacker });
+          assertError(blocked, 429, 'too_many_failed_authentications');
+          const retryAfter = Number(blocked.headers.get('retry-after'));
+          assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `${retryAfter}`);
+          // Another client IP is not affected.
+          const other = await app.request('GET', '/v1/merchants/me', {
+            key,
+            headers: { 'x-forwarded-for': '198.51.100.67' },
+          });
+          assert.equal(other.status, 200);
+        });
+      });
+
+      test('missing and malformed keys count as failures too', async () => {
+        await withApp(dialect, { env: { RATE_LIMIT_AUTH_FAILURES_IP: '3' } }, async (app) => {
+          assertError(await app.request('GET', '/v1/merchants/me'), 401, 'missing_api_key');
+          assertError(await app.request('GET', '/v1/merchants/me', { key: 'junk' }), 401, 'invalid_api_key_format');
+          assertError(await app.request('GET', '/v1/webhooks', { key: unknownKey() }), 401, 'invalid_api_key');
+          const res = await app.request('GET', '/v1/merchants/me', { key: app.merchant.secretKey });
+          assertError(res, 429, 'too_many_failed_authentications');
+        });
+      });
+
+      test('past RATE_LIMIT_AUTH_FAILURES_KEY failures on a key prefix, that prefix is blocked, others not', async () => {
+        await withApp(dialect, { env: { RATE_LIMIT_AUTH_FAILURES_KEY: '3' } }, async (app) => {
+          const victim = app.merchant.secretKey;
+          const bystander = await app.createMerchant({ name: 'Bystander' });
+          assert.notEqual(bystander.secretKey.slice(0, 16), victim.slice(0, 16));
+          for (let i = 0; i < 3; i++) {
+            const guess = unknownKey(victim.slice(0, 16));
+            assert.equal(guess.slice(0, 16), victim.slice(0, 16));
+            assertError(await app.request('GET', '/v1/merchants/me', { key: guess }), 401, 'invalid_api_key');
+          }
+          const blocked = await app.request('GET', '/v1/merchants/me', { key: victim });
+          assertError(blocked, 429, 'too_many_failed_authentications');
+          assert.ok(Number(blocked.headers.get('retry-after')) >= 1);
+          const ok = await app.request('GET', '/v1/merchants/me', { key: bystander.secretKey });
+          assert.equal(ok.status, 200);
+          assert.equal(ok.body.id, bystander.merchant.id);
+        });
+      });
+
+      test('successful authentications are not counted as failures', async () => {
+        await withApp(dialect, { env: { RATE_LIMIT_AUTH_FAILURES_IP: '2' } }, async (app) => {
+          for (let i = 0; i < 5; i++) {
+            const res = await app.request('GET', '/v1/merchants/me', { key: app.merchant.secretKey });
+            assert.equal(res.status, 200);
+          }
+        });
+      });
+    });
+  });
+}

@@ -1,0 +1,199 @@
+// Idempotency-Key on POST (DESIGN.md §5): the first answer is replayed for the same key and body, the same
+// key with another body is 409, keys belong to one merchant, and concurrent requests with one key run once.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { DIALECTS } from '../helpers/databases.ts';
+
+/** A clock the test moves by hand. */
+function manualClock(start = Date.now()) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`Idempotency-Key on ${dialect.name}`, { skip: dialect.skip }, () => {
+    let t: TestApp;
+    const clock = manualClock();
+    let n = 0;
+    const freshKey = () => `idem-${Date.now()}-${n++}`;
+    before(async () => {
+      t = await startTestApp(dialect, {
+        clock,
+        env: { RATE_LIMIT_WEBHOOKS_WRITE: '10000', RATE_LIMIT_WEBHOOKS_READ: '10000' },
+      });
+    });
+    after(() => t?.close());
+
+    const create = (key: string, idempotencyKey: string | undefined, body: unknown) =>
+      t.request('POST', '/v1/webhooks', {
+        key,
+        body,
+        headers: idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey },
+      });
+    const endpoints = async (key: string) =>
+      (await t.request('GET', '/v1/webhooks', { key })).body.data as { id: string }[];
+
+    test('the same key and body replays the first answer and creates nothing new', async () => {
+      const m = await t.createMerchant({ name: 'Replay Shop' });
+      const key = freshKey();
+      const body = { url: 'https://hooks.example/replay', events: ['group.funded'] };
+      const first = await create(m.secretKey, key, body);
+      assert.equal(first.status, 200, first.text);
+      assert.equal(first.headers.get('idempotent-replayed'), null);
+      for (let i = 0; i < 2; i++) {
+        const again = await create(m.secretKey, key, body);
+        assert.equal(again.status, 200);
+        assert.equal(again.text, first.text, 'the same bytes, request_id and secret included');
+        assert.equal(again.headers.get('idempotent-replayed'), 'true');
+        assert.match(again.headers.get('content-type') ?? '', /^application\/json/);
+        assert.match(again.headers.get('x-request-id') ?? '', /^req_/);
+      }
+      assert.deepEqual(
+        (await endpoints(m.secretKey)).map((e) => e.id),
+        [first.body.id],
+      );
+      // Without a key, the same body is a new request.
+      assert.equal((await create(m.secretKey, undefined, body)).status, 200);
+      assert.equal((await endpoints(m.secretKey)).length, 2);
+    });
+
+    test('the same key with another body is 409 idempotency_key_reused', async () => {
+      const m = await t.createMerchant({ name: 'Reuse Shop' });
+      const key = freshKey();
+      const first = await create(m.secretKey, key, { url: 'https://hooks.example/a', events: ['*'] });
+      assert.equal(first.status, 200);
+      for (const other of [
+        { url: 'https://hooks.example/b', events: ['*'] },
+        { url: 'https://hooks.example/a', events: ['group.funded'] },
+      ]) {
+        const res = await create(m.secretKey, key, other);
+        assert.equal(res.status, 409);
+        assert.equal(res.body.code, 'idempotency_key_reused');
+        assert.match(res.body.request_id, /^req_/);
+      }
+      assert.equal((await endpoints(m.secretKey)).length, 1);
+    });
+
+    test('keys belong to one merchant: another merchant’s same key runs its own request', async () => {
+      const a = await t.createMerchant({ name: 'Shop A' });
+      const b = await t.createMerchant({ name: 'Shop B' });
+      const key = freshKey();
+      const body = { url: 'https://hooks.example/shared', events: ['*'] };
+      const fromA = await create(a.secretKey, key, body);
+      const fromB = await create(b.secretKey, key, body);
+      assert.equal(fromA.status, 200);
+      assert.equal(fromB.status, 200);
+      assert.equal(fromB.headers.get('idempotent-replayed'), null);
+      assert.notEqual(fromB.body.id, fromA.body.id);
+      assert.deepEqual(
+        (await endpoints(b.secretKey)).map((e) => e.id),
+        [fromB.body.id],
+      );
+    });
+
+    test('ten concurrent requests with one key run once', async () => {
+      const m = await t.createMerchant({ name: 'Concurrent Shop' });
+      const key = freshKey();
+      const body = { url: 'https://hooks.example/concurrent', events: ['*'] };
+      const answers = await Promise.all(Array.from({ length: 10 }, () => create(m.secretKey, key, body)));
+      const created = await endpoints(m.secretKey);
+      assert.equal(created.length, 1, 'exactly one endpoint');
+      const originals = answers.filter((a) => a.status === 200 && a.headers.get('idempotent-replayed') === null);
+      assert.equal(originals.length, 1, answers.map((a) => `${a.status} ${a.text}`).join('\n'));
+      for (const a of answers) {
+        if (a.status === 200) assert.equal(a.body.id, created[0]?.id);
+        else {
+          assert.equal(a.status, 409, a.text);
+          assert.equal(a.body.code, 'idempotency_in_progress');
+        }
+      }
+      // Once the first has answered, the key replays.
+      const later = await create(m.secretKey, key, body);
+      assert.equal(later.headers.get('idempotent-replayed'), 'true');
+      assert.equal(later.text, originals[0]?.text);
+    });
+
+    test('a request refused as invalid is not stored: the corrected request may use the key', async () => {
+      const m = await t.createMerchant({ name: 'Careful Shop' });
+      const key = freshKey();
+      // Refused by the schema.
+      const bad = await create(m.secretKey, key, { url: 'https://hooks.example/x', events: ['nope'] });
+      assert.equal(bad.status, 400);
+      // Refused by the handler's own URL check.
+      const badUrl = await create(m.secretKey, key, { url: 'ftp://hooks.example/x', events: ['*'] });
+      assert.equal(badUrl.status, 400, badUrl.text);
+      const fixed = await create(m.secretKey, key, { url: 'https://hooks.example/x', events: ['*'] });
+      assert.equal(fixed.status, 200, fixed.text);
+      assert.equal(fixed.headers.get('idempotent-replayed'), null);
+      assert.equal((await endpoints(m.secretKey)).length, 1);
+    });
+
+    test('an outcome other than a refusal is stored: the limit answer is not, a success is', async () => {
+      const m = await t.createMerchant({ name: 'Full Shop' });
+      for (let i = 0; i < 16; i++) {
+        await create(m.secretKey, undefined, { url: `https://hooks.example/${i}`, events: ['*'] });
+      }
+      const key = freshKey();
+      const body = { url: 'https://hooks.example/17', events: ['*'] };
+      const full = await create(m.secretKey, key, body);
+      assert.equal(full.body.code, 'webhook_limit_reached');
+      const [oldest] = await endpoints(m.secretKey);
+      await t.request('DELETE', `/v1/webhooks/${oldest?.id}`, { key: m.secretKey });
+      const retried = await create(m.secretKey, key, body);
+      assert.equal(retried.status, 200, retried.text);
+    });
+
+    test('an invalid Idempotency-Key is 400', async () => {
+      for (const bad of ['x'.repeat(256), 'has space', 'tab\there', 'ünïcode']) {
+        const res = await t.request('POST', '/v1/webhooks', {
+          key: t.merchant.secretKey,
+          body: { url: 'https://hooks.example/k', events: ['*'] },
+          headers: { 'idempotency-key': bad },
+        });
+        assert.equal(res.status, 400, bad);
+        assert.equal(res.body.code, 'invalid_idempotency_key');
+      }
+      const longest = await create(t.merchant.secretKey, 'y'.repeat(255), {
+        url: 'https://hooks.example/k',
+        events: ['*'],
+      });
+      assert.equal(longest.status, 200, longest.text);
+    });
+
+    test('answers are kept for 24 hours, then the key is free again', async () => {
+      const m = await t.createMerchant({ name: 'Patient Shop' });
+      const key = freshKey();
+      const body = { url: 'https://hooks.example/day', events: ['*'] };
+      const first = await create(m.secretKey, key, body);
+      clock.advance(23 * 60 * 60 * 1000);
+      const replay = await create(m.secretKey, key, body);
+      assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+      clock.advance(60 * 60 * 1000 + 1);
+      const fresh = await create(m.secretKey, key, body);
+      assert.equal(fresh.status, 200);
+      assert.equal(fresh.headers.get('idempotent-replayed'), null);
+      assert.notEqual(fresh.body.id, first.body.id);
+    });
+
+    test('a claim left unanswered by a process that died is taken over after a minute', async () => {
+      const m = await t.createMerchant({ name: 'Orphan Shop' });
+      const key = freshKey();
+      const now = clock.now();
+      await t.deps.db.kysely
+        .insertInto('idempotency_keys')
+        .values({
+          scope: `merchant:${m.merchant.id}`,
+          key,
+          request_hash: 'from a process that died',
+          status_code: null,
+          response_body: null,
+          created_at: now - 61_000,
+          expires_at: now + 24 * 60 * 60 * 1000,
+        })
+        .execute();
+      const res = await create(m.secretKey, key, { url: 'https://hooks.example/orphan', events: ['*'] });
+      assert.equal(res.status, 200, res.text);
+    });
+  });
+}

@@ -1,0 +1,232 @@
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { type Cart, canonicalCart, signCart } from '@group-checkout/node';
+import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import { DIALECTS } from '../helpers/databases.ts';
+import { listedSessionIds, SESSION_ENV, sampleCart } from '../helpers/sessions.ts';
+
+const hmacHex = (key: string, text: string) => createHmac('sha256', key).update(text, 'utf8').digest('hex');
+
+/** JSON with object keys sorted (RFC 8785 for cart values), written apart from the code under test. */
+function sortedJson(value: unknown, space?: number): string {
+  return JSON.stringify(
+    value,
+    (_key, v: unknown) =>
+      v !== null && typeof v === 'object' && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+        : v,
+    space,
+  );
+}
+
+const byId = (cart: Cart): Cart => ({
+  ...cart,
+  items: [...cart.items].sort((a, b) => ((a.id ?? '') < (b.id ?? '') ? -1 : (a.id ?? '') > (b.id ?? '') ? 1 : 0)),
+});
+const withoutImages = (cart: Cart): Cart => ({
+  ...cart,
+  items: cart.items.map(({ image_url: _, ...item }) => item),
+});
+
+const CHECKLIST_START = 'Take the cart exactly as sent and remove image_url from every item.';
+
+for (const dialect of DIALECTS) {
+  describe(`POST /v1/sessions on ${dialect.name}: keys and cart signatures`, { skip: dialect.skip }, () => {
+    let t: TestApp;
+    let m: TestMerchant;
+    let closed: TestMerchant;
+    before(async () => {
+      t = await startTestApp(dialect, { env: SESSION_ENV });
+      m = await t.createMerchant({ headless: true });
+      closed = await t.createMerchant({ headless: false });
+    });
+    after(() => t?.close());
+
+    const post = (key: string, body: unknown, headers?: Record<string, string>) =>
+      t.request('POST', '/v1/sessions', { key, body, headers });
+
+    /** A 400 invalid_signature whose details name `first` first, then the four-step checklist. */
+    async function refusedSignature(key: string, cart: Cart, signature: string, first: string | RegExp) {
+      const res = await post(key, { cart, signature });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.code, 'invalid_signature');
+      assert.equal(res.body.error, 'The cart signature does not match the cart.');
+      const details: string[] = res.body.details;
+      if (typeof first === 'string') assert.equal(details[0], first);
+      else assert.match(details[0] as string, first);
+      assert.equal(details[1], CHECKLIST_START);
+      assert.equal(details.length, 5, details.join('\n'));
+      return details;
+    }
+
+    test('a publishable key without a signature is 400 invalid_signature with the checklist', async () => {
+      const res = await post(m.publishableKey, { cart: sampleCart() });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.code, 'invalid_signature');
+      assert.match(res.body.error, /signature is required with a publishable key/);
+      assert.equal(res.body.details[0], CHECKLIST_START);
+      assert.equal(res.body.details.length, 4);
+    });
+
+    test('a secret key without a signature is 403 unless the merchant has the headless API', async () => {
+      const res = await post(closed.secretKey, { cart: sampleCart() });
+      assert.equal(res.status, 403, res.text);
+      assert.equal(res.body.code, 'headless_not_enabled');
+      const ok = await post(m.secretKey, { cart: sampleCart() });
+      assert.equal(ok.status, 200, ok.text);
+    });
+
+    test('a secret key with a wrong signature is 400 even when headless is enabled', async () => {
+      const cart = sampleCart();
+      const res = await post(m.secretKey, { cart, signature: signCart(cart, closed.merchant.signingSecret) });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.code, 'invalid_signature');
+      // No mistake recognized: just the checklist.
+      assert.equal(res.body.details[0], CHECKLIST_START);
+      assert.equal(res.body.details.length, 4);
+    });
+
+    test('a signature of the cart before a price changed is refused', async () => {
+      const signed = sampleCart();
+      const sent = sampleCart({ items: [{ ...signed.items[0]!, unit_price: 1 }, signed.items[1]!], total: 2002 });
+      const res = await post(m.publishableKey, { cart: sent, signature: signCart(signed, m.merchant.signingSecret) });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.code, 'invalid_signature');
+    });
+
+    test('diagnosis: signed with the secret API key', async () => {
+      const cart = sampleCart();
+      await refusedSignature(
+        closed.secretKey,
+        cart,
+        hmacHex(closed.secretKey, canonicalCart(cart)),
+        'The signature was made with your secret API key; sign with the cart signing secret (svc_sig_…) instead.',
+      );
+    });
+
+    test('diagnosis: signed with the publishable key', async () => {
+      const cart = sampleCart();
+      await refusedSignature(
+        m.publishableKey,
+        cart,
+        hmacHex(m.publishableKey, canonicalCart(cart)),
+        /^The signature was made with your publishable key; sign with the cart signing secret/,
+      );
+    });
+
+    test('diagnosis: image_url left in', async () => {
+      const cart = sampleCart();
+      cart.items = cart.items.map((item) => ({ ...item, image_url: `https://cdn.example.com/${item.id}.png` }));
+      await refusedSignature(
+        m.publishableKey,
+        cart,
+        hmacHex(m.merchant.signingSecret, sortedJson(byId(cart))),
+        'image_url was left in the signed items; remove it from every item before signing.',
+      );
+    });
+
+    test('diagnosis: items left unsorted', async () => {
+      const cart = sampleCart();
+      assert.notDeepEqual(byId(cart).items, cart.items, 'the sample cart is sent out of id order');
+      await refusedSignature(
+        m.publishableKey,
+        cart,
+        hmacHex(m.merchant.signingSecret, sortedJson(cart)),
+        /^The items were signed in request order; sort them by id/,
+      );
+    });
+
+    test('diagnosis: items sorted by code point instead of UTF-16 code units', async () => {
+      const cart: Cart = {
+        total: 300,
+        currency: 'usd',
+        items: [
+          { id: '\uFF61', name: 'Halfwidth full stop', quantity: 1, unit_price: 100 },
+          { id: '\u{1F600}', name: 'Grin', quantity: 1, unit_price: 200 },
+        ],
+      };
+      // Sorted by code point the order above stays; that is the request order, not the signed one.
+      await refusedSignature(
+        m.publishableKey,
+        cart,
+        hmacHex(m.merchant.signingSecret, sortedJson(cart)),
+        /^The items were signed in request order/,
+      );
+    });
+
+    test('diagnosis: fees left out', async () => {
+      const cart = sampleCart({ total: 10_500, fees: [{ id: 'svc', label: 'Service fee', amount: 500 }] });
+      const { fees: _, ...withoutFees } = cart;
+      await refusedSignature(
+        m.publishableKey,
+        cart,
+        hmacHex(m.merchant.signingSecret, canonicalCart(withoutFees as Cart)),
+        'fees were left out of the signed cart; sign the whole cart, fees included.',
+      );
+    });
+
+    test('diagnosis: pretty-printed JSON', async () => {
+      const cart = sampleCart();
+      await refusedSignature(
+        m.publishableKey,
+        cart,
+        hmacHex(m.merchant.signingSecret, JSON.stringify(JSON.parse(canonicalCart(cart)), null, 2)),
+        'The signed JSON was indented; serialize without any whitespace.',
+      );
+    });
+
+    test('diagnosis: keys left unsorted (plain JSON.stringify)', async () => {
+      const cart = sampleCart();
+      await refusedSignature(
+        m.publishableKey,
+        cart,
+        hmacHex(m.merchant.signingSecret, JSON.stringify(withoutImages(byId(cart)))),
+        /^The object keys were not sorted/,
+      );
+    });
+
+    test('a base64 signature is named as such', async () => {
+      const cart = sampleCart();
+      const base64 = Buffer.from(signCart(cart, m.merchant.signingSecret), 'hex').toString('base64');
+      const res = await post(m.publishableKey, { cart, signature: base64 });
+      assert.equal(res.status, 400);
+      assert.equal(res.body.code, 'invalid_signature');
+      assert.equal(
+        res.body.details[0],
+        'signature must be 64 hexadecimal characters; this one is base64, so encode the HMAC as hex instead',
+      );
+    });
+
+    test('a secret key sent from a browser (with Origin) is 403, and creates nothing', async () => {
+      const res = await post(m.secretKey, { cart: sampleCart() }, { origin: 'https://shop.example' });
+      assert.equal(res.status, 403, res.text);
+      assert.equal(res.body.code, 'secret_key_from_browser');
+      assert.equal(res.headers.get('access-control-allow-origin'), null);
+    });
+
+    test('a publishable key from a browser gets CORS on success and on error', async () => {
+      const cart = sampleCart();
+      const headers = { origin: 'https://shop.example' };
+      const ok = await post(m.publishableKey, { cart, signature: signCart(cart, m.merchant.signingSecret) }, headers);
+      assert.equal(ok.status, 200, ok.text);
+      assert.equal(ok.headers.get('access-control-allow-origin'), 'https://shop.example');
+      const bad = await post(m.publishableKey, { cart }, headers);
+      assert.equal(bad.status, 400);
+      assert.equal(bad.headers.get('access-control-allow-origin'), 'https://shop.example');
+    });
+
+    test('another merchant’s publishable key cannot use this merchant’s signature', async () => {
+      const cart = sampleCart();
+      const res = await post(closed.publishableKey, { cart, signature: signCart(cart, m.merchant.signingSecret) });
+      assert.equal(res.status, 400);
+      assert.equal(res.body.code, 'invalid_signature');
+    });
+
+    test('only the successful requests created sessions', async () => {
+      // m: the headless create, the CORS success; closed: nothing.
+      assert.equal((await listedSessionIds(t, m)).length, 2);
+      assert.deepEqual(await listedSessionIds(t, closed), []);
+    });
+  });
+}

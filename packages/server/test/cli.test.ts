@@ -1,0 +1,239 @@
+// The group-checkout CLI, run as an operator runs it: a child process on a real database. Its answer goes
+// to stdout (one JSON object with --json), an error is one line on stderr and a non-zero exit.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { DIALECTS, sqliteCase, type TestDatabase } from './helpers/databases.ts';
+
+const BIN = fileURLToPath(new URL('../bin/group-checkout.js', import.meta.url));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI with only the variables given (plus PATH and HOME), so the caller's shell cannot leak in. */
+function cli(args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** A failed run: non-zero exit, nothing on stdout, exactly one line on stderr, matching `message`. */
+function assertOneLineError(run: Run, message: RegExp) {
+  assert.notEqual(run.code, 0, `exit code ${run.code}; stdout ${run.stdout}`);
+  assert.equal(run.stdout, '');
+  assert.match(run.stderr, /^group-checkout: [^\n]+\n$/, JSON.stringify(run.stderr));
+  assert.match(run.stderr, message);
+}
+
+function parseOnlyJson(run: Run): Record<string, string> {
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stderr, '');
+  const lines = run.stdout.split('\n');
+  assert.equal(lines.length, 2, `one line of output, got ${JSON.stringify(run.stdout)}`);
+  assert.equal(lines[1], '');
+  return JSON.parse(lines[0] as string);
+}
+
+for (const dialect of DIALECTS) {
+  describe(`group-checkout CLI on ${dialect.name}`, { skip: dialect.skip }, () => {
+    let database: TestDatabase;
+    let t: TestApp;
+    let env: Record<string, string>;
+    before(async () => {
+      database = await dialect.create();
+      env = { DATABASE_URL: database.url };
+    });
+    after(async () => {
+      await t?.close();
+      await database?.drop();
+    });
+
+    /** The server on the same database, opened once the CLI has made the schema. */
+    const app = async () => {
+      t ??= await startTestApp(dialect, { database });
+      return t;
+    };
+
+    test('migrate applies the migrations, and a second run has nothing to do', async () => {
+      const first = await cli(['migrate'], env);
+      assert.equal(first.code, 0, first.stderr);
+      assert.match(first.stdout, /^applied: \d{4}_\d\d_\d\d_\d{4}_\w+/);
+      assert.equal(first.stderr, '');
+      const second = await cli(['migrate'], env);
+      assert.equal(second.code, 0, second.stderr);
+      assert.equal(second.stdout, 'database is up to date\n');
+    });
+
+    test('merchant create --json prints exactly one JSON object with the merchant and its secrets', async () => {
+      const created = parseOnlyJson(await cli(['merchant', 'create', '--name', 'CLI Shop', '--json'], env));
+      assert.deepEqual(Object.keys(created).sort(), [
+        'environment',
+        'merchant_id',
+        'publishable_key',
+        'secret_key',
+        'session_webhook_secret',
+        'signing_secret',
+      ]);
+      assert.match(created.merchant_id as string, /^svc_merch_[0-9A-Za-z]+$/);
+      assert.match(created.publishable_key as string, /^svc_pk_test_[0-9A-Za-z]+$/);
+      assert.match(created.secret_key as string, /^svc_sk_test_[0-9A-Za-z]+$/);
+      assert.match(created.signing_secret as string, /^svc_sig_test_[0-9A-Za-z]+$/);
+      assert.match(created.session_webhook_secret as string, /^whsec_[A-Za-z0-9+/]+=*$/);
+      assert.equal(created.environment, 'sandbox');
+
+      const server = await app();
+      const me = await server.request('GET', '/v1/merchants/me', { key: created.secret_key });
+      assert.equal(me.status, 200, me.text);
+      assert.equal(me.body.id, created.merchant_id);
+      assert.equal(me.body.name, 'CLI Shop');
+      assert.equal(me.body.headless_api_enabled, false);
+      assert.deepEqual(me.body.payout_currency, { mode: 'checkout', currency: null });
+      assert.deepEqual(me.body.allowed_origins, []);
+    });
+
+    test('--headless, --payout-currency and --allowed-origin are reflected in the profile', async () => {
+      const created = parseOnlyJson(
+        await cli(
+          [
+            'merchant',
+            'create',
+            '--name',
+            'Euro Shop',
+            '--headless',
+            '--payout-currency',
+            'EUR',
+            '--allowed-origin',
+            'https://shop.example',
+            '--allowed-origin',
+            'https://www.shop.example/checkout',
+            '--json',
+          ],
+          env,
+        ),
+      );
+      const server = await app();
+      const me = await server.request('GET', '/v1/merchants/me', { key: created.secret_key });
+      assert.equal(me.status, 200, me.text);
+      assert.equal(me.body.name, 'Euro Shop');
+      assert.equal(me.body.headless_api_enabled, true);
+      assert.deepEqual(me.body.payout_currency, { mode: 'preferred', currency: 'eur' });
+      assert.deepEqual(me.body.allowed_origins, ['https://shop.example', 'https://www.shop.example']);
+    });
+
+    test('without --json the answer is for a person, and names the secret key once', async () => {
+      const run = await cli(['merchant', 'create', '--name', 'Plain Shop'], env);
+      assert.equal(run.code, 0, run.stderr);
+      assert.throws(() => JSON.parse(run.stdout));
+      const key = /svc_sk_test_[0-9A-Za-z]+/.exec(run.stdout)?.[0];
+      assert.ok(key);
+      const server = await app();
+      assert.equal((await server.request('GET', '/v1/merchants/me', { key })).status, 200);
+    });
+
+    test('merchant keys roll: the old secret key stops working, the new one works', async () => {
+      const created = parseOnlyJson(await cli(['merchant', 'create', '--name', 'Rolling', '--json'], env));
+      const server = await app();
+      assert.equal((await server.request('GET', '/v1/merchants/me', { key: created.secret_key })).status, 200);
+      const rolled = parseOnlyJson(
+        await cli(['merchant', 'keys', 'roll', '--merchant', created.merchant_id as string, '--json'], env),
+      );
+      assert.deepEqual(Object.keys(rolled).sort(), ['merchant_id', 'secret_key']);
+      assert.equal(rolled.merchant_id, created.merchant_id);
+      assert.match(rolled.secret_key as string, /^svc_sk_test_/);
+      assert.notEqual(rolled.secret_key, created.secret_key);
+      const old = await server.request('GET', '/v1/merchants/me', { key: created.secret_key });
+      assert.equal(old.status, 401);
+      assert.equal(old.body.code, 'invalid_api_key');
+      const fresh = await server.request('GET', '/v1/merchants/me', { key: rolled.secret_key });
+      assert.equal(fresh.status, 200);
+      assert.equal(fresh.body.id, created.merchant_id);
+      // The publishable key is untouched.
+      const pk = await server.request('GET', '/v1/sessions/gs_none', { key: created.publishable_key });
+      assert.equal(pk.status, 404);
+    });
+
+    test('SERVICE_ENV=production makes live keys', async () => {
+      const created = parseOnlyJson(
+        await cli(['merchant', 'create', '--name', 'Live Shop', '--json'], { ...env, SERVICE_ENV: 'production' }),
+      );
+      assert.equal(created.environment, 'production');
+      assert.match(created.secret_key as string, /^svc_sk_live_/);
+      assert.match(created.publishable_key as string, /^svc_pk_live_/);
+      assert.match(created.signing_secret as string, /^svc_sig_live_/);
+      // The sandbox server refuses them.
+      const server = await app();
+      const res = await server.request('GET', '/v1/merchants/me', { key: created.secret_key });
+      assert.equal(res.status, 403);
+      assert.equal(res.body.code, 'key_environment_mismatch');
+    });
+
+    test('errors print one line to stderr and exit non-zero', async () => {
+      const cases: [string[], RegExp][] = [
+        [['merchant', 'create'], /--name/],
+        [['merchant', 'create', '--name', '   '], /--name/],
+        [['merchant', 'create', '--name'], /--name/],
+        [['merchant', 'create', '--name', 'X', '--payout-currency', 'xyz'], /--payout-currency.*xyz/],
+        [['merchant', 'create', '--name', 'X', '--payout-currency', 'euro'], /--payout-currency/],
+        [['merchant', 'create', '--name', 'X', '--allowed-origin', 'not a url'], /--allowed-origin/],
+        [['merchant', 'create', '--name', 'X', '--allowed-origin', 'ftp://shop.example'], /--allowed-origin/],
+        [['merchant', 'create', '--name', 'X', '--bogus'], /bogus/],
+        [['merchant', 'keys', 'roll'], /--merchant/],
+        [['merchant', 'keys', 'roll', '--merchant', 'svc_merch_doesnotexist'], /svc_merch_doesnotexist/],
+        [['frobnicate'], /unknown command "frobnicate"/],
+        [['merchant', 'delete', '--name', 'X'], /unknown command/],
+        [[], /no command/],
+      ];
+      for (const [args, message] of cases) {
+        assertOneLineError(await cli(args, env), message);
+      }
+    });
+  });
+}
+
+describe('group-checkout CLI configuration errors', () => {
+  test('a bad DATABASE_URL or SERVICE_ENV is one line on stderr and a non-zero exit', async () => {
+    const cases: [Record<string, string>, string[], RegExp][] = [
+      [{ DATABASE_URL: 'mysql://root@localhost/shop' }, ['migrate'], /DATABASE_URL/],
+      [{ DATABASE_URL: 'postgres://user:hunter2@[bad' }, ['migrate'], /DATABASE_URL/],
+      [{ DATABASE_URL: 'sqlite:/tmp', SERVICE_ENV: 'staging' }, ['migrate'], /SERVICE_ENV/],
+      [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' }, ['migrate'], /ECONNREFUSED|connect/],
+      [{ DATABASE_URL: 'sqlite:/proc/no/such/dir/gc.db' }, ['merchant', 'create', '--name', 'X'], /failed/],
+    ];
+    for (const [env, args, message] of cases) {
+      const run = await cli(args, env);
+      assertOneLineError(run, message);
+      assert.ok(!run.stderr.includes('hunter2'), 'a password in the URL is not printed');
+    }
+  });
+
+  test('--help prints the usage and exits 0', async () => {
+    const run = await cli(['--help'], {});
+    assert.equal(run.code, 0);
+    assert.match(run.stdout, /merchant create --name NAME/);
+    assert.match(run.stdout, /merchant keys roll --merchant ID/);
+  });
+
+  test('an SQLite file is created where DATABASE_URL says', async () => {
+    const database = await sqliteCase.create();
+    try {
+      const run = await cli(['migrate'], { DATABASE_URL: database.url });
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /^applied: /);
+    } finally {
+      await database.drop();
+    }
+  });
+});

@@ -1,0 +1,239 @@
+// The events outbox (DESIGN.md §11): every session transition writes exactly one event row, in the same
+// transaction as the change, so a change that fails leaves neither the change nor its event.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { closeSession } from '../../src/flows/sessions.ts';
+import { recordEvent } from '../../src/events/outbox.ts';
+import { ids, sha256 } from '../../src/ids.ts';
+import { insertSession } from '../../src/store/sessions.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { DIALECTS } from '../helpers/databases.ts';
+import { createSession, eventRows, type ManualClock, manualClock, SESSION_ENV, sampleCart } from '../helpers/sessions.ts';
+
+const EVENT_ID = /^evt_[0-9A-Za-z]{17,}$/;
+
+for (const dialect of DIALECTS) {
+  describe(`events outbox on ${dialect.name}`, { skip: dialect.skip }, () => {
+    let t: TestApp;
+    let clock: ManualClock;
+    before(async () => {
+      clock = manualClock();
+      t = await startTestApp(dialect, { env: SESSION_ENV, clock });
+    });
+    after(() => t?.close());
+
+    const countRows = async (table: 'sessions' | 'members' | 'events', sessionId: string) => {
+      const column = table === 'sessions' ? 'id' : 'session_id';
+      const rows = await t.deps.db.kysely.selectFrom(table).select(column).where(column, '=', sessionId).execute();
+      return rows.length;
+    };
+
+    test('create, cancel: one event each, in the payload shape of DESIGN §11', async () => {
+      const created = await createSession(t);
+      const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, { key: t.merchant.secretKey });
+      clock.advance(5_000);
+      const cancel = await t.request('POST', `/v1/sessions/${created.session_id}/cancel`, {
+        key: t.merchant.secretKey,
+      });
+      assert.equal(cancel.status, 200);
+
+      const events = await eventRows(t, created.session_id);
+      assert.equal(events.length, 2);
+      const [first, second] = events as [(typeof events)[0], (typeof events)[0]];
+      for (const [row, type, status, at] of [
+        [first, 'group.created', 'pending', shown.body.created_at],
+        [second, 'group.cancelled', 'cancelled', new Date(Date.parse(shown.body.created_at) + 5_000).toISOString()],
+      ] as const) {
+        assert.match(row.id, EVENT_ID);
+        assert.equal(row.type, type);
+        assert.equal(row.merchant_id, t.merchant.merchant.id);
+        assert.equal(row.session_id, created.session_id);
+        assert.deepEqual(row.payload, {
+          id: row.id,
+          type,
+          timestamp: at,
+          data: {
+            session_id: created.session_id,
+            order_ref: 'ORD-1001',
+            status,
+            total_cents: 10_000,
+            currency: 'usd',
+            paid_amount: 0,
+            pending_amount: 10_000,
+            charges: [],
+          },
+        });
+      }
+      assert.notEqual(first.id, second.id);
+    });
+
+    test('expire: one group.expired event', async () => {
+      const created = await createSession(t, {
+        cart: { total: 500, currency: 'jpy', items: [{ name: 'Tea', quantity: 1, unit_price: 500 }] },
+      });
+      const res = await t.request('POST', `/v1/test_helpers/sessions/${created.session_id}/expire`, {
+        key: t.merchant.secretKey,
+      });
+      assert.equal(res.status, 200);
+      const events = await eventRows(t, created.session_id);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['group.created', 'group.expired'],
+      );
+      assert.deepEqual(events[1]?.payload.data, {
+        session_id: created.session_id,
+        order_ref: null,
+        status: 'expired',
+        total_cents: 500,
+        currency: 'jpy',
+        paid_amount: 0,
+        pending_amount: 500,
+        charges: [],
+      });
+    });
+
+    test('events of one session in one millisecond read back in the order they happened', async () => {
+      // The clock stands still: create and cancel share a timestamp.
+      for (let i = 0; i < 12; i++) {
+        const created = await createSession(t, { via: 'secret' });
+        await t.request('POST', `/v1/sessions/${created.session_id}/cancel`, { key: t.merchant.secretKey });
+        assert.deepEqual(
+          (await eventRows(t, created.session_id)).map((e) => e.type),
+          ['group.created', 'group.cancelled'],
+        );
+      }
+    });
+
+    test('a create whose transaction fails after recording its event leaves no session and no event', async () => {
+      const sessionId = ids.session();
+      const now = clock.now();
+      const merchantId = t.merchant.merchant.id;
+      const cart = sampleCart();
+      const organizer = {
+        id: ids.member(),
+        sessionId,
+        merchantId,
+        position: 0,
+        name: 'Ada',
+        email: null,
+        amountCents: cart.total,
+        basisPoints: null,
+        items: null,
+        shareId: ids.share(),
+        status: 'pending' as const,
+        isOrganizer: true,
+        lastRemindedAt: null,
+      };
+      let recorded = false;
+      await assert.rejects(
+        insertSession(
+          t.deps.db.kysely,
+          {
+            id: sessionId,
+            merchantId,
+            status: 'pending',
+            cart,
+            currency: cart.currency,
+            totalCents: cart.total,
+            orderRef: 'ORD-FAIL',
+            groupId: ids.group(),
+            groupMode: 'equal',
+            groupConfig: { minSize: 2, maxSize: 10, defaultMode: 'equal', allowedModes: ['equal'], expiryHours: 48 },
+            groupSetUpAt: null,
+            customer: null,
+            successUrl: null,
+            cancelUrl: null,
+            webhookUrl: null,
+            embedOrigins: [],
+            groupToken: ids.groupToken(),
+            merchantFeePpm: 20_100,
+            consumerFeePpm: 10_000,
+            organizerTokenHash: sha256(ids.organizerToken()),
+          },
+          organizer,
+          now,
+          3_600_000,
+          async (trx, session) => {
+            await recordEvent(trx, 'group.created', { session, members: [organizer] }, now);
+            recorded = true;
+            throw new Error('boom after the event');
+          },
+        ),
+        /boom after the event/,
+      );
+      assert.ok(recorded, 'the event was written inside the transaction');
+      assert.equal(await countRows('sessions', sessionId), 0);
+      assert.equal(await countRows('members', sessionId), 0);
+      assert.equal(await countRows('events', sessionId), 0);
+    });
+
+    test('closing a session that is not pending writes no event', async () => {
+      const created = await createSession(t);
+      await closeSession(t.deps, created.session_id, 'cancelled');
+      await assert.rejects(closeSession(t.deps, created.session_id, 'expired'), { code: 'session_not_pending' });
+      await assert.rejects(closeSession(t.deps, 'gs_unknown00000000000', 'cancelled'), {
+        code: 'session_not_pending',
+      });
+      assert.deepEqual(
+        (await eventRows(t, created.session_id)).map((e) => e.type),
+        ['group.created', 'group.cancelled'],
+      );
+      assert.equal(await countRows('events', 'gs_unknown00000000000'), 0);
+    });
+
+    test('a cancel whose event cannot be written leaves the session pending', async () => {
+      const created = await createSession(t);
+      const db = t.deps.db.kysely;
+      // The database refuses group.cancelled rows: the status change in the same transaction must go too.
+      if (dialect.name === 'sqlite') {
+        await sql`create trigger refuse_cancelled before insert on events when new.type = 'group.cancelled'
+          begin select raise(abort, 'refused by test'); end`.execute(db);
+      } else {
+        await sql`create function refuse_cancelled() returns trigger language plpgsql as $$
+          begin raise exception 'refused by test'; end $$`.execute(db);
+        await sql`create trigger refuse_cancelled before insert on events for each row
+          when (new.type = 'group.cancelled') execute function refuse_cancelled()`.execute(db);
+      }
+      try {
+        const res = await t.request('POST', `/v1/sessions/${created.session_id}/cancel`, {
+          key: t.merchant.secretKey,
+        });
+        assert.equal(res.status, 500, res.text);
+        assert.equal(res.body.code, 'internal_error');
+        assert.ok(!res.text.includes('refused by test'), 'the database error is not shown');
+      } finally {
+        if (dialect.name === 'sqlite') await sql`drop trigger refuse_cancelled`.execute(db);
+        else {
+          await sql`drop trigger refuse_cancelled on events`.execute(db);
+          await sql`drop function refuse_cancelled()`.execute(db);
+        }
+      }
+      const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, { key: t.merchant.secretKey });
+      assert.equal(shown.body.status, 'pending');
+      assert.deepEqual(
+        (await eventRows(t, created.session_id)).map((e) => e.type),
+        ['group.created'],
+      );
+      // And once the database takes it again, the cancel goes through with its one event.
+      const retry = await t.request('POST', `/v1/sessions/${created.session_id}/cancel`, {
+        key: t.merchant.secretKey,
+      });
+      assert.equal(retry.status, 200);
+      assert.deepEqual(
+        (await eventRows(t, created.session_id)).map((e) => e.type),
+        ['group.created', 'group.cancelled'],
+      );
+    });
+
+    test('a refused create writes no event', async () => {
+      const before = (await eventRows(t)).length;
+      const res = await t.request('POST', '/v1/sessions', {
+        key: t.merchant.publishableKey,
+        body: { cart: sampleCart(), signature: '0'.repeat(64) },
+      });
+      assert.equal(res.status, 400);
+      assert.equal((await eventRows(t)).length, before);
+    });
+  });
+}
