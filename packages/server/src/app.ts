@@ -1,5 +1,8 @@
 // buildApp(deps): the whole HTTP surface on one Fastify instance, which never listens by itself
 // (main.ts does), so tests drive it through inject() or a port of their choosing.
+
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -73,6 +76,30 @@ const FASTIFY_CLIENT_ERRORS: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_TYPE: 'invalid_json',
 };
 
+/**
+ * Requests Node's HTTP parser refuses (a malformed request line, headers over the limit) never become a
+ * Fastify request: answer them on the socket, in our shape, as Fastify's own handler would.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Socket) {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const apiError =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new ApiError('headers_too_large')
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new ApiError('request_timeout')
+        : new ApiError('invalid_request', { message: 'The request is not valid HTTP.' });
+  const id = ids.request();
+  const body = JSON.stringify({ request_id: id, error: apiError.message, code: apiError.code });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${apiError.statusCode} ${STATUS_CODES[apiError.statusCode]}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
 function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
   if (error.headers) reply.headers(error.headers);
   const body: Record<string, unknown> = { request_id: request.id, error: error.message, code: error.code };
@@ -116,6 +143,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
+    clientErrorHandler: answerClientError,
     routerOptions: { ignoreTrailingSlash: true },
     // Errors the router raises before any hook runs (a broken %-escape, an over-long path parameter):
     // answered in our shape too, never Fastify's.

@@ -4,7 +4,6 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.ts';
 import { isCurrencyCode } from './domain/currencies.ts';
 import { keyEnvironmentFor } from './ids.ts';
-import { serve } from './main.ts';
 import { type Db, openDb } from './store/db.ts';
 import { insertMerchant, rollSecretKey } from './store/merchants.ts';
 import { migrateToLatest } from './store/migrations/index.ts';
@@ -53,7 +52,8 @@ async function run(argv: string[]): Promise<void> {
   }
   if (!command) throw new UsageError('no command given; run group-checkout --help for the commands');
   const config = loadConfig();
-  if (command === 'serve') return serve(config);
+  // The server (Fastify, the routes, the workers) is loaded only to serve: the other commands start faster.
+  if (command === 'serve') return (await import('./main.ts')).serve(config);
   if (command === 'migrate') {
     const db = openDb(config.databaseUrl);
     try {

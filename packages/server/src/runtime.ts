@@ -44,7 +44,9 @@ export async function openRuntime(
   options: RuntimeOptions = {},
 ): Promise<Deps & { close(): Promise<void> }> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const db = openDb(config.databaseUrl);
+  const db = openDb(config.databaseUrl, {
+    onIdleError: (error) => logger.warn({ err: error.message }, 'database connection lost; reconnecting'),
+  });
   if (options.migrate !== false) {
     const applied = await migrateToLatest(db);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');

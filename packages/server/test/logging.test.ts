@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestApp, type TestApp, type TestResponse } from './helpers/app.ts';
 import { DIALECTS } from './helpers/databases.ts';
 
@@ -52,9 +52,15 @@ for (const dialect of DIALECTS) {
       );
 
       await send('GET', '/v1/merchants/me', { key: m.secretKey });
-      await send('GET', '/v1/merchants/me', { key: m.publishableKey, headers: { origin: 'https://shop.example' } });
+      await send('GET', '/v1/merchants/me', {
+        key: m.publishableKey,
+        headers: { origin: 'https://shop.example' },
+      });
       await send('GET', '/v1/merchants/me', { key: unknownSecretKey });
-      await send('GET', '/v1/merchants/me', { key: m.secretKey, headers: { origin: 'https://shop.example' } });
+      await send('GET', '/v1/merchants/me', {
+        key: m.secretKey,
+        headers: { origin: 'https://shop.example' },
+      });
       const created = await send('POST', '/v1/webhooks', {
         key: m.secretKey,
         body: { url: `https://hooks.example/in?token=${m.merchant.signingSecret}`, events: ['*'] },
@@ -70,7 +76,11 @@ for (const dialect of DIALECTS) {
         body: { url: 'https://hooks.example/x', events: ['*'], card: { number: CARD, cvc: '123' } },
       });
       await send('POST', '/v1/webhooks', { key: m.secretKey, rawBody: `{"card":{"number":"${CARD}"` });
-      await send('POST', '/v1/webhooks', { key: m.secretKey, rawBody: `number=${CARD}`, headers: { 'content-type': 'text/plain' } });
+      await send('POST', '/v1/webhooks', {
+        key: m.secretKey,
+        rawBody: `number=${CARD}`,
+        headers: { 'content-type': 'text/plain' },
+      });
       await send('POST', '/v1/webhooks', {
         key: m.secretKey,
         body: { url: `https://hooks.example/${CARD}`, events: [m.secretKey] },
@@ -82,7 +92,9 @@ for (const dialect of DIALECTS) {
       await send('POST', '/v1/sessions', {
         key: m.publishableKey,
         headers: { origin: 'https://shop.example', 'x-service-signature': m.merchant.signingSecret },
-        body: { cart: { total: 100, currency: 'usd', items: [{ name: CARD, quantity: 1, unit_price: 100 }] } },
+        body: {
+          cart: { total: 100, currency: 'usd', items: [{ name: CARD, quantity: 1, unit_price: 100 }] },
+        },
       });
       const raw = await rawGet(t.baseUrl, `/v1/webhooks/%E0%A4%A${m.secretKey}`);
       requestIds.push({ id: raw, status: 400 });

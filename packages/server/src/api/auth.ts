@@ -30,6 +30,25 @@ export const CORS_ALLOWED_HEADERS =
 export const CORS_EXPOSED_HEADERS =
   'X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed';
 
+/**
+ * What failed authentications are counted against: the IPv4 address, or the /64 of an IPv6 address, since
+ * one subscriber holds a whole /64 and may send each attempt from a new address in it.
+ */
+export function clientNetwork(ip: string): string {
+  const address = ip.replace(/%.*$/, '');
+  if (!address.includes(':')) return address;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped?.[1]) return mapped[1];
+  const [head = '', tail] = address.split('::');
+  const front = head ? head.split(':') : [];
+  const back = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? front : [...front, ...Array(8).fill('0')].slice(0, 8 - back.length);
+  const prefix = [...groups, '0', '0', '0', '0']
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''));
+  return `${prefix.join(':')}::/64`;
+}
+
 function allowBrowser(request: FastifyRequest, reply: FastifyReply) {
   const origin = request.headers.origin;
   if (!origin) return;
@@ -48,7 +67,7 @@ export function authenticate(deps: Deps, requirement: AuthRequirement) {
     prefix: string | undefined,
     code: 'missing_api_key' | 'invalid_api_key_format' | 'invalid_api_key',
   ): Promise<never> {
-    const writes = [deps.counters.increment(`auth-ip:${request.ip}`, FAILURE_WINDOW_MS)];
+    const writes = [deps.counters.increment(`auth-ip:${clientNetwork(request.ip)}`, FAILURE_WINDOW_MS)];
     if (prefix) writes.push(deps.counters.increment(`auth-key:${prefix}`, FAILURE_WINDOW_MS));
     await Promise.all(writes);
     throw new ApiError(code);
@@ -65,9 +84,8 @@ export function authenticate(deps: Deps, requirement: AuthRequirement) {
     if (requirement !== 'secret' && key?.startsWith('svc_pk_')) allowBrowser(request, reply);
 
     // Past the failure limit, even a correct key from this IP or with this prefix is refused.
-    const [byIp, byKey] = await deps.counters.read(
-      prefix ? [`auth-ip:${request.ip}`, `auth-key:${prefix}`] : [`auth-ip:${request.ip}`],
-    );
+    const byNetwork = `auth-ip:${clientNetwork(request.ip)}`;
+    const [byIp, byKey] = await deps.counters.read(prefix ? [byNetwork, `auth-key:${prefix}`] : [byNetwork]);
     const ipLimited = byIp && byIp.count >= limits.AUTH_FAILURES_IP;
     const keyLimited = byKey && byKey.count >= limits.AUTH_FAILURES_KEY;
     if (ipLimited || keyLimited) {

@@ -43,8 +43,10 @@ export const ERRORS = {
   group_not_joinable: [409, 'Members can join only a group split equally.'],
   idempotency_key_reused: [409, 'This Idempotency-Key was used with a different request.'],
   idempotency_in_progress: [409, 'A request with this Idempotency-Key is still in progress; retry shortly.'],
-  // 413, 429
+  // 408, 413, 429, 431
+  request_timeout: [408, 'The request was not received in time.'],
   body_too_large: [413, 'The request body is too large.'],
+  headers_too_large: [431, 'The request headers are too large.'],
   webhook_limit_reached: [400, 'A merchant may register at most 16 webhook endpoints.'],
   rate_limited: [429, 'Too many requests; retry after the time in Retry-After.'],
   too_many_failed_authentications: [

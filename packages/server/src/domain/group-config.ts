@@ -35,15 +35,19 @@ export function resolveGroupConfig(
   for (const name of ['min_size', 'max_size'] as const) {
     const value = given[name];
     if (value === undefined) continue;
-    if (value < GROUP_LIMITS.minSize) errors.push(`group_config.${name} must be at least ${GROUP_LIMITS.minSize}`);
-    if (value > GROUP_LIMITS.maxSize) errors.push(`group_config.${name} must be at most ${GROUP_LIMITS.maxSize}`);
+    if (value < GROUP_LIMITS.minSize)
+      errors.push(`group_config.${name} must be at least ${GROUP_LIMITS.minSize}`);
+    if (value > GROUP_LIMITS.maxSize)
+      errors.push(`group_config.${name} must be at most ${GROUP_LIMITS.maxSize}`);
   }
   // A size left out follows the one given, so that min_size 20 alone or max_size 1 alone is a valid config.
   const minSize =
     given.min_size ??
-    Math.max(GROUP_LIMITS.minSize, Math.min(GROUP_DEFAULTS.minSize, given.max_size ?? GROUP_DEFAULTS.minSize));
-  const maxSize =
-    given.max_size ?? Math.min(GROUP_LIMITS.maxSize, Math.max(GROUP_DEFAULTS.maxSize, minSize));
+    Math.max(
+      GROUP_LIMITS.minSize,
+      Math.min(GROUP_DEFAULTS.minSize, given.max_size ?? GROUP_DEFAULTS.minSize),
+    );
+  const maxSize = given.max_size ?? Math.min(GROUP_LIMITS.maxSize, Math.max(GROUP_DEFAULTS.maxSize, minSize));
   if (errors.length === 0 && minSize > maxSize) {
     errors.push(
       `group_config.min_size (${minSize}) must not be greater than group_config.max_size (${maxSize})`,

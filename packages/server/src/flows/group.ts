@@ -14,7 +14,7 @@ import {
   saveGroup,
   touchPendingSession,
 } from '../store/sessions.ts';
-import { assertPending } from './sessions.ts';
+import { assertOpen } from './sessions.ts';
 
 export interface MemberInput {
   id?: string;
@@ -57,7 +57,7 @@ export async function setUpGroup(
   mode: SplitMode,
   members: MemberInput[],
 ): Promise<{ session: Session; members: Member[] }> {
-  assertPending(session.status);
+  assertOpen(session, deps.clock.now());
   const cfg = session.groupConfig;
   const errors: string[] = [];
   if (!cfg.allowedModes.includes(mode))
@@ -148,7 +148,7 @@ export async function joinGroup(
   session: Session,
   input: { name: string; email?: string },
 ): Promise<{ member: Member; members: Member[] }> {
-  assertPending(session.status);
+  assertOpen(session, deps.clock.now());
   if (session.groupMode !== 'equal') {
     throw new ApiError('group_not_joinable', {
       message: `Members can join only an equal split; this group is split by ${session.groupMode}.`,

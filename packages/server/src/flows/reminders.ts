@@ -7,7 +7,7 @@ import { formatMinorUnits } from '../domain/currencies.ts';
 import { consumerFee } from '../domain/fees.ts';
 import type { Merchant } from '../store/merchants.ts';
 import { claimReminder, listMembers, type Member, releaseReminder, type Session } from '../store/sessions.ts';
-import { assertPending, shareUrl } from './sessions.ts';
+import { assertOpen, shareUrl } from './sessions.ts';
 
 export const REMINDER_INTERVAL_MS = 60 * 60 * 1000;
 
@@ -23,7 +23,7 @@ export async function remindPendingMembers(
   merchant: Merchant,
   session: Session,
 ): Promise<ReminderResult> {
-  assertPending(session.status);
+  assertOpen(session, deps.clock.now());
   const pending = (await listMembers(deps.db.kysely, session.id)).filter((m) => m.status === 'pending');
   const result: ReminderResult = { reminded: 0, skipped: 0, failed: 0 };
   if (!session.customer?.email) {

@@ -6,7 +6,6 @@ import { ApiError } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
 import { checkCart } from '../domain/cart.ts';
 import { type GroupConfigInput, resolveGroupConfig } from '../domain/group-config.ts';
-import type { SessionStatus } from '../domain/session-state.ts';
 import { diagnoseCartSignature } from '../domain/signature-check.ts';
 import { recordEvent } from '../events/outbox.ts';
 import type { EventType } from '../events/types.ts';
@@ -184,7 +183,9 @@ export async function closeSession(
 ): Promise<ClosedSession> {
   const now = deps.clock.now();
   const result = await deps.db.kysely.transaction().execute(async (trx) => {
-    if (!(await transitionSession(trx, sessionId, 'pending', to, now))) return undefined;
+    // A cancel must find the session still open; expiry (the sweeper, the sandbox helper) needs it pending.
+    const openAt = to === 'cancelled' ? now : undefined;
+    if (!(await transitionSession(trx, sessionId, 'pending', to, now, openAt))) return undefined;
     const session = await findSessionByIdUnscoped(trx, sessionId);
     if (!session) return undefined;
     const members = await listMembers(trx, sessionId);
@@ -195,6 +196,12 @@ export async function closeSession(
   return result;
 }
 
-export function assertPending(status: SessionStatus): void {
-  if (status !== 'pending') throw new ApiError('session_not_pending');
+/**
+ * Only a pending session before its expires_at takes changes (group set-up, joins, reminders, cancel).
+ * Past expires_at it is expired in all but name until the sweeper gets to it, seconds later.
+ */
+export function assertOpen(session: Pick<Session, 'status' | 'expiresAt'>, now: number): void {
+  if (session.status !== 'pending') throw new ApiError('session_not_pending');
+  if (now >= session.expiresAt)
+    throw new ApiError('session_not_pending', { message: 'The session has expired.' });
 }

@@ -22,7 +22,10 @@ export async function expireDueSessions(deps: Deps, signal?: AbortSignal): Promi
         closedThisRound++;
       } catch (error) {
         // Another process (or a cancel) got there first: that is the claim working.
-        if (!(error instanceof ApiError && error.code === 'session_not_pending')) throw error;
+        if (error instanceof ApiError && error.code === 'session_not_pending') continue;
+        // One session that cannot be closed must not hold up every session due after it: log it, go on,
+        // and try it again on the next sweep.
+        deps.logger.error({ err: error, session_id: sessionId }, 'expiring a session failed');
       }
     }
     if (due.length < BATCH || closedThisRound === 0) return expired;

@@ -121,7 +121,10 @@ const MemberInputSchema = Type.Object(
     items: Type.Optional(
       Type.Array(
         Type.Object(
-          { item_index: Type.Integer({ minimum: 0, maximum: 99 }), quantity: Type.Integer({ minimum: 0, maximum: 10_000 }) },
+          {
+            item_index: Type.Integer({ minimum: 0, maximum: 99 }),
+            quantity: Type.Integer({ minimum: 0, maximum: 10_000 }),
+          },
           { additionalProperties: false },
         ),
         { maxItems: 100 },

@@ -18,7 +18,12 @@ export interface Db {
 const PG_INT8 = 20;
 const PG_NUMERIC = 1700;
 
-export function openDb(databaseUrl: string): Db {
+export interface OpenDbOptions {
+  /** Told when PostgreSQL drops an idle pooled connection (restart, failover, idle timeout). */
+  onIdleError?: (error: Error) => void;
+}
+
+export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length) || './data/group-checkout.db';
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -37,6 +42,10 @@ export function openDb(databaseUrl: string): Db {
       oid === PG_INT8 || oid === PG_NUMERIC ? Number : pg.types.getTypeParser(oid, format),
   };
   const pool = new pg.Pool({ connectionString: databaseUrl, types, max: 10 });
+  // pg-pool re-emits the error of an idle client on the pool, and an 'error' event nobody listens to
+  // ends the process: without this a database restart would take every server down with it. The
+  // broken client is already out of the pool; the next query opens a new connection.
+  pool.on('error', (error) => options.onIdleError?.(error));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
 }

@@ -310,8 +310,9 @@ export async function listSessions(
 }
 
 /**
- * Moves a session from `from` to `to` if, and only if, it is still in `from`: the claim that keeps two
- * processes from closing one session twice. True when this call made the change.
+ * Moves a session from `from` to `to` if, and only if, it is still in `from` (and, with `openAt`, not yet
+ * expired at that time): the claim that keeps two processes from closing one session twice. True when
+ * this call made the change.
  */
 export async function transitionSession(
   trx: Executor,
@@ -319,14 +320,16 @@ export async function transitionSession(
   from: SessionStatus,
   to: SessionStatus,
   now: number,
+  openAt?: number,
 ): Promise<boolean> {
   const closing = to !== 'pending';
-  const result = await trx
+  let query = trx
     .updateTable('sessions')
     .set(closing ? { status: to, updated_at: now, closed_at: now } : { status: to, updated_at: now })
     .where('id', '=', sessionId)
-    .where('status', '=', from)
-    .executeTakeFirst();
+    .where('status', '=', from);
+  if (openAt !== undefined) query = query.where('expires_at', '>', openAt);
+  const result = await query.executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
@@ -393,9 +396,10 @@ export async function saveGroup(
 }
 
 /**
- * Bumps updated_at of a pending session and answers whether it is still pending: taken first inside a
- * transaction that changes the group, it serializes group changes on one session (the row lock on
- * PostgreSQL, the single writer on SQLite) and refuses them once the session has closed.
+ * Bumps updated_at of a pending session and answers whether it is still open (pending, and `now` before
+ * expires_at): taken first inside a transaction that changes the group, it serializes group changes on
+ * one session (the row lock on PostgreSQL, the single writer on SQLite) and refuses them once the
+ * session has closed or expired.
  */
 export async function touchPendingSession(
   trx: Transaction<Database>,
@@ -407,6 +411,7 @@ export async function touchPendingSession(
     .set({ updated_at: now })
     .where('id', '=', sessionId)
     .where('status', '=', 'pending')
+    .where('expires_at', '>', now)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { rollSecretKey } from '../../src/store/merchants.ts';
 import { type StartOptions, startTestApp, type TestApp } from '../helpers/app.ts';
-import { type DialectCase, DIALECTS } from '../helpers/databases.ts';
+import { DIALECTS, type DialectCase } from '../helpers/databases.ts';
 
 const ORIGIN = 'https://shop.example';
 
@@ -48,12 +48,19 @@ for (const dialect of DIALECTS) {
 
       test('with a scheme other than Bearer', async () => {
         const basic = Buffer.from(`${t.merchant.secretKey}:`).toString('base64');
-        const res = await t.request('GET', '/v1/merchants/me', { headers: { authorization: `Basic ${basic}` } });
+        const res = await t.request('GET', '/v1/merchants/me', {
+          headers: { authorization: `Basic ${basic}` },
+        });
         assertError(res, 401, 'invalid_api_key_format');
       });
 
       test('with a Bearer token that is not a key says "invalid API key format"', async () => {
-        for (const token of ['not-a-key', 'svc_sk_test_', 'svc_xx_test_abcdefghijklmnopqrstuvwxyz', 'svc_sk_test_abc$%']) {
+        for (const token of [
+          'not-a-key',
+          'svc_sk_test_',
+          'svc_xx_test_abcdefghijklmnopqrstuvwxyz',
+          'svc_sk_test_abc$%',
+        ]) {
           const res = await t.request('GET', '/v1/merchants/me', { key: token });
           assertError(res, 401, 'invalid_api_key_format');
           assert.match(res.body.error, /invalid API key format/i);
@@ -264,9 +271,15 @@ for (const dialect of DIALECTS) {
         await withApp(dialect, { env }, async (app) => {
           const key = app.merchant.secretKey;
           const attacker = { 'x-forwarded-for': '198.51.100.66' };
-          assert.equal((await app.request('GET', '/v1/merchants/me', { key, headers: attacker })).status, 200);
+          assert.equal(
+            (await app.request('GET', '/v1/merchants/me', { key, headers: attacker })).status,
+            200,
+          );
           for (let i = 0; i < 5; i++) {
-            const res = await app.request('GET', '/v1/merchants/me', { key: unknownKey(), headers: attacker });
+            const res = await app.request('GET', '/v1/merchants/me', {
+              key: unknownKey(),
+              headers: attacker,
+            });
             assertError(res, 401, 'invalid_api_key');
           }
           const blocked = await app.request('GET', '/v1/merchants/me', { key, headers: attacker });
@@ -285,8 +298,16 @@ for (const dialect of DIALECTS) {
       test('missing and malformed keys count as failures too', async () => {
         await withApp(dialect, { env: { RATE_LIMIT_AUTH_FAILURES_IP: '3' } }, async (app) => {
           assertError(await app.request('GET', '/v1/merchants/me'), 401, 'missing_api_key');
-          assertError(await app.request('GET', '/v1/merchants/me', { key: 'junk' }), 401, 'invalid_api_key_format');
-          assertError(await app.request('GET', '/v1/webhooks', { key: unknownKey() }), 401, 'invalid_api_key');
+          assertError(
+            await app.request('GET', '/v1/merchants/me', { key: 'junk' }),
+            401,
+            'invalid_api_key_format',
+          );
+          assertError(
+            await app.request('GET', '/v1/webhooks', { key: unknownKey() }),
+            401,
+            'invalid_api_key',
+          );
           const res = await app.request('GET', '/v1/merchants/me', { key: app.merchant.secretKey });
           assertError(res, 429, 'too_many_failed_authentications');
         });
@@ -308,6 +329,20 @@ for (const dialect of DIALECTS) {
           const ok = await app.request('GET', '/v1/merchants/me', { key: bystander.secretKey });
           assert.equal(ok.status, 200);
           assert.equal(ok.body.id, bystander.merchant.id);
+        });
+      });
+
+      test('IPv6 failures count against the whole /64, not each address', async () => {
+        const env = { RATE_LIMIT_AUTH_FAILURES_IP: '3', TRUST_PROXY: 'true' };
+        await withApp(dialect, { env }, async (app) => {
+          const from = (ip: string, key: string) =>
+            app.request('GET', '/v1/merchants/me', { key, headers: { 'x-forwarded-for': ip } });
+          for (const ip of ['2001:db8:1:2::a', '2001:db8:1:2::b', '2001:db8:1:2:ffff:1:2:3']) {
+            assertError(await from(ip, unknownKey()), 401, 'invalid_api_key');
+          }
+          const key = app.merchant.secretKey;
+          assertError(await from('2001:db8:1:2::c', key), 429, 'too_many_failed_authentications');
+          assert.equal((await from('2001:db8:1:3::a', key)).status, 200, 'the next /64 is another client');
         });
       });
 

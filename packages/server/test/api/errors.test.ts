@@ -2,6 +2,7 @@
 // that are not JSON are 4xx in our shape, and no body a client can send makes the server fail.
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp, type TestResponse } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
@@ -40,12 +41,29 @@ function rawRequest(
         res.on('data', (chunk) => {
           text += chunk;
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), headers: res.headers }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), headers: res.headers }),
+        );
       },
     );
     req.on('error', reject);
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.end(body);
+  });
+}
+
+/** Bytes as they are, for what is not even HTTP; answers the raw response. */
+function rawExchange(baseUrl: string, bytes: string): Promise<string> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname);
+    let text = '';
+    socket.on('data', (chunk) => {
+      text += chunk;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(text));
+    socket.write(bytes);
   });
 }
 
@@ -74,7 +92,10 @@ const HOSTILE_BODIES: [string, string][] = [
   ['an unknown field', '{"url":"https://hooks.example/gc","events":["*"],"secret":"whsec_mine"}'],
   ['__proto__', '{"__proto__":{"isAdmin":true},"url":"https://hooks.example/gc","events":["*"]}'],
   ['nested __proto__', '{"url":"https://hooks.example/gc","events":["*"],"x":{"__proto__":{"a":1}}}'],
-  ['constructor.prototype', '{"constructor":{"prototype":{"a":1}},"url":"https://hooks.example/gc","events":["*"]}'],
+  [
+    'constructor.prototype',
+    '{"constructor":{"prototype":{"a":1}},"url":"https://hooks.example/gc","events":["*"]}',
+  ],
   ['deeply nested arrays', deep(50_000, '[', ']')],
   ['deeply nested events', `{"url":"https://hooks.example/gc","events":${deep(50_000, '[', ']')}}`],
   ['deeply nested objects', deep(20_000, '{"a":', '}', '1')],
@@ -85,7 +106,10 @@ const HOSTILE_BODIES: [string, string][] = [
   ['a url with credentials', '{"url":"https://user:pw@hooks.example/gc","events":["*"]}'],
   ['an overlong url', JSON.stringify({ url: `https://hooks.example/${'x'.repeat(5000)}`, events: ['*'] })],
   ['an unknown event type', '{"url":"https://hooks.example/gc","events":["group.hacked"]}'],
-  ['too many events', JSON.stringify({ url: VALID.url, events: Array.from({ length: 17 }, (_, i) => `e${i}`) })],
+  [
+    'too many events',
+    JSON.stringify({ url: VALID.url, events: Array.from({ length: 17 }, (_, i) => `e${i}`) }),
+  ],
   ['truncated JSON', '{"url":"https://hooks.example/gc","events":["*"'],
   ['trailing garbage', '{"url":"https://hooks.example/gc","events":["*"]} x'],
   ['single quotes', "{'url':'https://hooks.example/gc','events':['*']}"],
@@ -188,6 +212,27 @@ for (const dialect of DIALECTS) {
         assert.match(res.body.request_id, /^req_/);
         assert.equal(res.headers['x-request-id'], res.body.request_id);
         assert.equal(res.body.code, 'invalid_request');
+      }
+    });
+
+    test('what is not HTTP, or has headers over the limit, is answered in the error shape', async () => {
+      const cases: [string, number, string][] = [
+        ['NONSENSE\r\n\r\n', 400, 'invalid_request'],
+        ['GET /v1/webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', 400, 'invalid_request'],
+        [
+          `GET /v1/webhooks HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+          431,
+          'headers_too_large',
+        ],
+      ];
+      for (const [bytes, status, code] of cases) {
+        const raw = await rawExchange(t.baseUrl, bytes);
+        const [head = '', body = ''] = raw.split('\r\n\r\n');
+        assert.match(head, new RegExp(`^HTTP/1.1 ${status} `));
+        const parsed = JSON.parse(body);
+        assert.equal(parsed.code, code);
+        assert.match(parsed.request_id, /^req_/);
+        assert.match(head, new RegExp(`x-request-id: ${parsed.request_id}`, 'i'));
       }
     });
 

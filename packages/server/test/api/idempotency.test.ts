@@ -99,7 +99,9 @@ for (const dialect of DIALECTS) {
       const answers = await Promise.all(Array.from({ length: 10 }, () => create(m.secretKey, key, body)));
       const created = await endpoints(m.secretKey);
       assert.equal(created.length, 1, 'exactly one endpoint');
-      const originals = answers.filter((a) => a.status === 200 && a.headers.get('idempotent-replayed') === null);
+      const originals = answers.filter(
+        (a) => a.status === 200 && a.headers.get('idempotent-replayed') === null,
+      );
       assert.equal(originals.length, 1, answers.map((a) => `${a.status} ${a.text}`).join('\n'));
       for (const a of answers) {
         if (a.status === 200) assert.equal(a.body.id, created[0]?.id);

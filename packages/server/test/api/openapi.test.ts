@@ -80,7 +80,10 @@ for (const dialect of DIALECTS) {
     test('every error answer of an authenticated route refers to the Error schema', () => {
       for (const [path, item] of Object.entries(doc.paths)) {
         for (const [method, operation] of Object.entries(item as Record<string, { responses: object }>)) {
-          const responses = operation.responses as Record<string, { content?: Record<string, { schema: object }> }>;
+          const responses = operation.responses as Record<
+            string,
+            { content?: Record<string, { schema: object }> }
+          >;
           for (const status of ['401', '403', '429']) {
             const schema = responses[status]?.content?.['application/json']?.schema;
             assert.deepEqual(schema, { $ref: '#/components/schemas/Error' }, `${method} ${path} ${status}`);
@@ -95,7 +98,9 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([...body.required].sort(), ['events', 'url']);
       assert.ok(create.responses['200'].content['application/json'].schema);
       const del = doc.paths['/webhooks/{webhookId}'].delete;
-      assert.ok(del.parameters.some((p: { name: string; in: string }) => p.name === 'webhookId' && p.in === 'path'));
+      assert.ok(
+        del.parameters.some((p: { name: string; in: string }) => p.name === 'webhookId' && p.in === 'path'),
+      );
       assert.ok(doc.paths['/merchants/me'].get.responses['200']);
     });
   });

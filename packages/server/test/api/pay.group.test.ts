@@ -55,7 +55,10 @@ for (const dialect of DIALECTS) {
 
     test('equal: 100.00 over three is 33.34, 33.33, 33.33', async () => {
       const created = await createSession(t);
-      const members = await setUp(created, { mode: 'equal', members: [{ name: 'Ada' }, { name: 'Ben' }, { name: 'Cy' }] });
+      const members = await setUp(created, {
+        mode: 'equal',
+        members: [{ name: 'Ada' }, { name: 'Ben' }, { name: 'Cy' }],
+      });
       assert.deepEqual(amountsOf(members), [3334, 3333, 3333]);
       const shown = await merchantView(created);
       assert.equal(shown.group.mode, 'equal');
@@ -118,7 +121,11 @@ for (const dialect of DIALECTS) {
     });
 
     test('percentage: basis points by largest remainder', async () => {
-      const cart: Cart = { total: 1000, currency: 'eur', items: [{ name: 'Boat trip', quantity: 1, unit_price: 1000 }] };
+      const cart: Cart = {
+        total: 1000,
+        currency: 'eur',
+        items: [{ name: 'Boat trip', quantity: 1, unit_price: 1000 }],
+      };
       const created = await createSession(t, { cart });
       // 333.3, 333.3, 333.4: the leftover cent goes to the largest remainder, the third.
       const members = await setUp(created, {
@@ -166,7 +173,13 @@ for (const dialect of DIALECTS) {
       const created = await createSession(t, { group_config: { allowed_modes: ['equal', 'custom'] } });
       await refusedGroup(
         created,
-        { mode: 'percentage', members: [{ name: 'Ada', basis_points: 5000 }, { name: 'Ben', basis_points: 5000 }] },
+        {
+          mode: 'percentage',
+          members: [
+            { name: 'Ada', basis_points: 5000 },
+            { name: 'Ben', basis_points: 5000 },
+          ],
+        },
         ['mode must be one of equal, custom for this session'],
       );
     });
@@ -182,19 +195,33 @@ for (const dialect of DIALECTS) {
       const created = await createSession(t);
       await refusedGroup(
         created,
-        { mode: 'custom', members: [{ name: 'Ada', amount_cents: 5000 }, { name: 'Ben', amount_cents: 4999 }] },
+        {
+          mode: 'custom',
+          members: [
+            { name: 'Ada', amount_cents: 5000 },
+            { name: 'Ben', amount_cents: 4999 },
+          ],
+        },
         ['the amounts add up to 9999 but the total is 10000'],
       );
-      await refusedGroup(created, { mode: 'custom', members: [{ name: 'Ada', amount_cents: 10_000 }, { name: 'Ben' }] }, [
-        'members[1].amount_cents is required',
-      ]);
+      await refusedGroup(
+        created,
+        { mode: 'custom', members: [{ name: 'Ada', amount_cents: 10_000 }, { name: 'Ben' }] },
+        ['members[1].amount_cents is required'],
+      );
     });
 
     test('refused: basis points that do not add up to 10,000', async () => {
       const created = await createSession(t);
       await refusedGroup(
         created,
-        { mode: 'percentage', members: [{ name: 'Ada', basis_points: 5000 }, { name: 'Ben', basis_points: 4999 }] },
+        {
+          mode: 'percentage',
+          members: [
+            { name: 'Ada', basis_points: 5000 },
+            { name: 'Ben', basis_points: 4999 },
+          ],
+        },
         ['the basis points add up to 9999 but must add up to 10000'],
       );
     });
@@ -217,7 +244,13 @@ for (const dialect of DIALECTS) {
         {
           mode: 'itemized',
           members: [
-            { name: 'Ada', items: [{ item_index: 0, quantity: 2 }, { item_index: 1, quantity: 1 }] },
+            {
+              name: 'Ada',
+              items: [
+                { item_index: 0, quantity: 2 },
+                { item_index: 1, quantity: 1 },
+              ],
+            },
             { name: 'Ben', items: [{ item_index: 1, quantity: 1 }] },
           ],
         },
@@ -228,7 +261,13 @@ for (const dialect of DIALECTS) {
         {
           mode: 'itemized',
           members: [
-            { name: 'Ada', items: [{ item_index: 0, quantity: 2 }, { item_index: 1, quantity: 1 }] },
+            {
+              name: 'Ada',
+              items: [
+                { item_index: 0, quantity: 2 },
+                { item_index: 1, quantity: 1 },
+              ],
+            },
             { name: 'Ben', items: [{ item_index: 7, quantity: 1 }] },
           ],
         },
@@ -240,7 +279,10 @@ for (const dialect of DIALECTS) {
       const created = await createSession(t);
       await refusedGroup(
         created,
-        { mode: 'host-pays', members: [{ name: 'Ada' }, { name: 'Ben', amount_cents: 6000 }, { name: 'Cy', amount_cents: 5000 }] },
+        {
+          mode: 'host-pays',
+          members: [{ name: 'Ada' }, { name: 'Ben', amount_cents: 6000 }, { name: 'Cy', amount_cents: 5000 }],
+        },
         ["the other members' amounts add up to 11000, more than the total 10000"],
       );
     });
@@ -249,20 +291,34 @@ for (const dialect of DIALECTS) {
       const created = await createSession(t);
       const members = await setUp(created, { mode: 'equal', members: [{ name: 'Ada' }, { name: 'Ben' }] });
       const other = await createSession(t);
-      const otherOrganizer = (await setUp(other, { mode: 'equal', members: [{ name: 'Zed' }, { name: 'Yan' }] }))[0]!;
-      await refusedGroup(created, { mode: 'equal', members: [{ name: 'Ada' }, { id: otherOrganizer.id, name: 'Zed' }] }, [
-        `members[1].id ${otherOrganizer.id} is not a member of this group`,
-      ]);
+      const otherOrganizer = (
+        await setUp(other, { mode: 'equal', members: [{ name: 'Zed' }, { name: 'Yan' }] })
+      )[0]!;
       await refusedGroup(
         created,
-        { mode: 'equal', members: [{ id: members[1]!.id, name: 'Ben' }, { id: members[0]!.id, name: 'Ada' }] },
+        { mode: 'equal', members: [{ name: 'Ada' }, { id: otherOrganizer.id, name: 'Zed' }] },
+        [`members[1].id ${otherOrganizer.id} is not a member of this group`],
+      );
+      await refusedGroup(
+        created,
+        {
+          mode: 'equal',
+          members: [
+            { id: members[1]!.id, name: 'Ben' },
+            { id: members[0]!.id, name: 'Ada' },
+          ],
+        },
         ['members[0] must be the organizer', 'members[1] is the organizer; put them first'],
       );
     });
 
     test('the group token may not set the group up: 403 organizer_only', async () => {
       const created = await createSession(t);
-      const res = await put(created, { mode: 'equal', members: [{ name: 'Ada' }, { name: 'Ben' }] }, created.group_access_token);
+      const res = await put(
+        created,
+        { mode: 'equal', members: [{ name: 'Ada' }, { name: 'Ben' }] },
+        created.group_access_token,
+      );
       assert.equal(res.status, 403, res.text);
       assert.equal(res.body.code, 'organizer_only');
       assert.equal((await merchantView(created)).group.size, 1);
@@ -381,10 +437,7 @@ for (const dialect of DIALECTS) {
       const results = await Promise.all(
         ['Ben', 'Cy', 'Dee', 'Eve', 'Fay', 'Gus'].map((name) => join(created, { name })),
       );
-      assert.deepEqual(
-        results.map((r) => r.status).sort(),
-        [200, 200, 200, 409, 409, 409],
-      );
+      assert.deepEqual(results.map((r) => r.status).sort(), [200, 200, 200, 409, 409, 409]);
       const shown = await merchantView(created);
       assert.equal(shown.group.size, 4);
       assert.equal(

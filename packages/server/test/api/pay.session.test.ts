@@ -4,7 +4,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
-import { type Created, createSession, eventRows, organizerToken, PAY_URL, SESSION_ENV } from '../helpers/sessions.ts';
+import {
+  type Created,
+  createSession,
+  eventRows,
+  organizerToken,
+  PAY_URL,
+  SESSION_ENV,
+} from '../helpers/sessions.ts';
 
 for (const dialect of DIALECTS) {
   describe(`pay-page API on ${dialect.name}: the session and shares`, { skip: dialect.skip }, () => {
@@ -21,7 +28,10 @@ for (const dialect of DIALECTS) {
       const created = await createSession(t, { customer: { name: 'Ada', email: 'ada@example.com' } });
       const token = organizerToken(created);
       const put = await t.request('PUT', `/api/v1/session/group?access=${token}`, {
-        body: { mode: 'equal', members: [{ name: 'Ada' }, { name: 'Ben', email: 'ben@example.com' }, { name: 'Cy' }] },
+        body: {
+          mode: 'equal',
+          members: [{ name: 'Ada' }, { name: 'Ben', email: 'ben@example.com' }, { name: 'Cy' }],
+        },
       });
       assert.equal(put.status, 200, put.text);
       return { created, token };
@@ -42,16 +52,28 @@ for (const dialect of DIALECTS) {
       assert.equal(body.total_cents, 10_000);
       assert.equal(body.consumer_fee_rate, 0.01);
       assert.equal(body.expires_at, created.expires_at);
-      assert.deepEqual(body.cart.items.map((i: { id: string }) => i.id), ['sku_dinner', 'sku_cake']);
+      assert.deepEqual(
+        body.cart.items.map((i: { id: string }) => i.id),
+        ['sku_dinner', 'sku_cake'],
+      );
       assert.equal(body.cart.tax, 600);
       assert.equal(body.cart.shipping, 400);
       assert.deepEqual(body.cart.fees, []);
-      assert.equal(body.join_url, `${PAY_URL}/session/${created.session_id}?access=${created.group_access_token}`);
+      assert.equal(
+        body.join_url,
+        `${PAY_URL}/session/${created.session_id}?access=${created.group_access_token}`,
+      );
       assert.equal(body.group.set_up, true);
       assert.equal(body.group.size, 3);
       const members = body.group.members;
       assert.deepEqual(
-        members.map((m: Record<string, unknown>) => [m.name, m.email, m.amount_cents, m.amount_due_cents, m.is_organizer]),
+        members.map((m: Record<string, unknown>) => [
+          m.name,
+          m.email,
+          m.amount_cents,
+          m.amount_due_cents,
+          m.is_organizer,
+        ]),
         [
           ['Ada', 'ada@example.com', 3334, 3367, true],
           ['Ben', 'ben@example.com', 3333, 3366, false],
@@ -82,7 +104,13 @@ for (const dialect of DIALECTS) {
 
     test('a token that is wrong, unknown or missing is refused', async () => {
       const { created, token } = await groupOfThree();
-      for (const bad of [`${token}x`, 'at_unknown0000000000000000000', 'gat_unknown00000000000000000', created.session_id, 'nonsense']) {
+      for (const bad of [
+        `${token}x`,
+        'at_unknown0000000000000000000',
+        'gat_unknown00000000000000000',
+        created.session_id,
+        'nonsense',
+      ]) {
         const res = await page(bad);
         assert.equal(res.status, 401, `${bad}: ${res.text}`);
         assert.equal(res.body.code, 'invalid_access_token');
@@ -198,7 +226,9 @@ for (const dialect of DIALECTS) {
 
     test('an expired session takes no changes either', async () => {
       const { created, token } = await groupOfThree();
-      await t.request('POST', `/v1/test_helpers/sessions/${created.session_id}/expire`, { key: t.merchant.secretKey });
+      await t.request('POST', `/v1/test_helpers/sessions/${created.session_id}/expire`, {
+        key: t.merchant.secretKey,
+      });
       const put = await t.request('PUT', `/api/v1/session/group?access=${token}`, {
         body: { mode: 'equal', members: [{ name: 'Ada' }, { name: 'Ben' }] },
       });

@@ -103,15 +103,25 @@ for (const dialect of DIALECTS) {
 
     test('with Redis unreachable, limits fail open and the API answers', async () => {
       const t = await startTestApp(dialect, {
-        env: { REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_MERCHANTS_ME: '1', RATE_LIMIT_AUTH_FAILURES_IP: '1' },
+        env: {
+          REDIS_URL: 'redis://127.0.0.1:1',
+          RATE_LIMIT_MERCHANTS_ME: '1',
+          RATE_LIMIT_AUTH_FAILURES_IP: '1',
+        },
       });
       try {
         for (let i = 0; i < 3; i++) {
-          assert.equal((await t.request('GET', '/v1/merchants/me', { key: 'svc_sk_test_wrongwrongwrongwrong' })).status, 401);
+          assert.equal(
+            (await t.request('GET', '/v1/merchants/me', { key: 'svc_sk_test_wrongwrongwrongwrong' })).status,
+            401,
+          );
           const res = await t.request('GET', '/v1/merchants/me', { key: t.merchant.secretKey });
           assert.equal(res.status, 200, res.text);
         }
-        assert.ok(t.logLines.some((line) => line.includes('redis')), 'the outage is logged');
+        assert.ok(
+          t.logLines.some((line) => line.includes('redis')),
+          'the outage is logged',
+        );
       } finally {
         await t.close();
       }
@@ -171,8 +181,14 @@ for (const dialect of DIALECTS) {
         const redis = new Redis(REDIS_URL as string);
         try {
           const [, keys] = await redis.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
-          assert.ok(keys.some((k) => k.startsWith(`${prefix}ratelimit:`)), keys.join(', '));
-          assert.ok(keys.some((k) => k.startsWith(`${prefix}counter:`)), keys.join(', '));
+          assert.ok(
+            keys.some((k) => k.startsWith(`${prefix}ratelimit:`)),
+            keys.join(', '),
+          );
+          assert.ok(
+            keys.some((k) => k.startsWith(`${prefix}counter:`)),
+            keys.join(', '),
+          );
         } finally {
           redis.disconnect();
         }

@@ -25,7 +25,9 @@ for (const dialect of DIALECTS) {
         { request_id: 'x', session_id: created.session_id, status: 'cancelled', refunds: [] },
       );
 
-      const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, { key: t.merchant.secretKey });
+      const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, {
+        key: t.merchant.secretKey,
+      });
       assert.equal(shown.body.status, 'cancelled');
 
       const events = await eventRows(t, created.session_id);
@@ -38,6 +40,18 @@ for (const dialect of DIALECTS) {
       assert.equal(cancelled.payload.data.status, 'cancelled');
       assert.equal(cancelled.payload.data.order_ref, 'ORD-1001');
       assert.equal(cancelled.payload.data.pending_amount, 10_000);
+    });
+
+    test('a client that sends an empty JSON body or {} cancels just the same', async () => {
+      for (const rawBody of ['', '{}']) {
+        const created = await createSession(t);
+        const res = await t.request('POST', `/v1/sessions/${created.session_id}/cancel`, {
+          key: t.merchant.secretKey,
+          rawBody,
+        });
+        assert.equal(res.status, 200, `${JSON.stringify(rawBody)}: ${res.text}`);
+        assert.equal(res.body.status, 'cancelled');
+      }
     });
 
     test('a second cancel is 409 and records nothing more', async () => {
@@ -53,10 +67,7 @@ for (const dialect of DIALECTS) {
     test('cancels racing each other: one 200, the rest 409, one event', async () => {
       const created = await createSession(t);
       const results = await Promise.all(Array.from({ length: 8 }, () => cancel(created.session_id)));
-      assert.deepEqual(
-        results.map((r) => r.status).sort(),
-        [200, 409, 409, 409, 409, 409, 409, 409],
-      );
+      assert.deepEqual(results.map((r) => r.status).sort(), [200, 409, 409, 409, 409, 409, 409, 409]);
       const events = await eventRows(t, created.session_id);
       assert.equal(events.filter((e) => e.type === 'group.cancelled').length, 1);
     });
@@ -92,7 +103,9 @@ for (const dialect of DIALECTS) {
         assert.equal(res.status, 404, res.text);
         assert.equal(res.body.code, 'session_not_found');
       }
-      const stillThere = await t.request('GET', `/v1/sessions/${theirs.session_id}`, { key: other.secretKey });
+      const stillThere = await t.request('GET', `/v1/sessions/${theirs.session_id}`, {
+        key: other.secretKey,
+      });
       assert.equal(stillThere.body.status, 'pending');
       assert.deepEqual(
         (await eventRows(t, theirs.session_id)).map((e) => e.type),
@@ -105,7 +118,9 @@ for (const dialect of DIALECTS) {
       const res = await cancel(created.session_id, t.merchant.publishableKey);
       assert.equal(res.status, 403);
       assert.equal(res.body.code, 'secret_key_required');
-      const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, { key: t.merchant.secretKey });
+      const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, {
+        key: t.merchant.secretKey,
+      });
       assert.equal(shown.body.status, 'pending');
     });
   });

@@ -99,11 +99,14 @@ for (const dialect of DIALECTS) {
         'invalid_cart',
         ['cart.items[0].sku is not a known field'],
       );
-      await refused({ cart: sampleCart(), coupon: 'FREE' }, 'invalid_request', ['coupon is not a known field']);
+      await refused({ cart: sampleCart(), coupon: 'FREE' }, 'invalid_request', [
+        'coupon is not a known field',
+      ]);
     });
 
     test('more than 100 items; 100 are fine', async () => {
-      const items = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `i${i}`, name: 'Pin', quantity: 1, unit_price: 1 }));
+      const items = (n: number) =>
+        Array.from({ length: n }, (_, i) => ({ id: `i${i}`, name: 'Pin', quantity: 1, unit_price: 1 }));
       await refused({ cart: { total: 101, currency: 'usd', items: items(101) } }, 'invalid_cart', [
         'cart.items must have at most 100 elements',
       ]);
@@ -189,11 +192,21 @@ for (const dialect of DIALECTS) {
       await refused({ cart: sampleCart(), group_config: { min_size: 0 } }, 'invalid_request', [
         'group_config.min_size must be at least 1',
       ]);
+      // Each message names the field that was sent, not a default that followed from it.
+      await refused({ cart: sampleCart(), group_config: { min_size: 60 } }, 'invalid_request', [
+        'group_config.min_size must be at most 50',
+      ]);
+      await refused({ cart: sampleCart(), group_config: { max_size: 0 } }, 'invalid_request', [
+        'group_config.max_size must be at least 1',
+      ]);
     });
 
     test('group_config: default_mode outside allowed_modes, and unknown modes', async () => {
       await refused(
-        { cart: sampleCart(), group_config: { default_mode: 'custom', allowed_modes: ['equal', 'itemized'] } },
+        {
+          cart: sampleCart(),
+          group_config: { default_mode: 'custom', allowed_modes: ['equal', 'itemized'] },
+        },
         'invalid_request',
         ['group_config.default_mode "custom" must be one of group_config.allowed_modes'],
       );
@@ -201,7 +214,10 @@ for (const dialect of DIALECTS) {
       assert.equal(unknownDefault.status, 400);
       assert.equal(unknownDefault.body.code, 'invalid_request');
       assert.match(unknownDefault.body.error, /^group_config\.default_mode must be one of "equal", /);
-      const unknownAllowed = await create({ cart: sampleCart(), group_config: { allowed_modes: ['equal', 'dutch'] } });
+      const unknownAllowed = await create({
+        cart: sampleCart(),
+        group_config: { allowed_modes: ['equal', 'dutch'] },
+      });
       assert.equal(unknownAllowed.status, 400);
       assert.match(unknownAllowed.body.error, /^group_config\.allowed_modes\[1\] must be one of "equal", /);
       await refused({ cart: sampleCart(), group_config: { allowed_modes: [] } }, 'invalid_request', [

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { type Cart, signCart } from '@group-checkout/node';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
@@ -13,6 +15,7 @@ import {
   sampleCart,
 } from '../helpers/sessions.ts';
 
+const VECTORS = fileURLToPath(new URL('../../../node/test/fixtures/cart-signatures.json', import.meta.url));
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 for (const dialect of DIALECTS) {
@@ -148,7 +151,13 @@ for (const dialect of DIALECTS) {
       assert.equal(page.body.group.min_size, 2);
       assert.equal(page.body.group.max_size, 10);
       assert.equal(page.body.group.mode, 'equal');
-      assert.deepEqual(page.body.group.allowed_modes, ['equal', 'itemized', 'custom', 'percentage', 'host-pays']);
+      assert.deepEqual(page.body.group.allowed_modes, [
+        'equal',
+        'itemized',
+        'custom',
+        'percentage',
+        'host-pays',
+      ]);
     });
 
     test('group_config as given is kept, and default_mode defaults to the first allowed one without equal', async () => {
@@ -160,6 +169,23 @@ for (const dialect of DIALECTS) {
       assert.equal(page.body.group.max_size, 4);
       assert.equal(page.body.group.mode, 'custom');
       assert.deepEqual(page.body.group.allowed_modes, ['custom', 'percentage']);
+    });
+
+    test('a size given alone moves the default of the other', async () => {
+      for (const [config, min, max] of [
+        [{ min_size: 20 }, 20, 20],
+        [{ max_size: 1 }, 1, 1],
+        [{ min_size: 1 }, 1, 10],
+        [{ max_size: 50 }, 2, 50],
+      ] as const) {
+        const created = await createSession(t, { group_config: config });
+        const page = await t.request('GET', `/api/v1/session?access=${organizerToken(created)}`);
+        assert.deepEqual(
+          [page.body.group.min_size, page.body.group.max_size],
+          [min, max],
+          JSON.stringify(config),
+        );
+      }
     });
 
     test('item ids are sorted by UTF-16 code units, as JavaScript compares strings', async () => {
@@ -184,6 +210,39 @@ for (const dialect of DIALECTS) {
         body: { cart: reversed, signature: signCart(cart, t.merchant.merchant.signingSecret) },
       });
       assert.equal(again.status, 200, again.text);
+    });
+
+    test('every cart signature test vector is accepted over HTTP, in body and header', async () => {
+      const { vectors } = JSON.parse(readFileSync(VECTORS, 'utf8')) as {
+        vectors: { name: string; secret: string; cart: Cart; signature: string }[];
+      };
+      assert.ok(vectors.length >= 5);
+      for (const vector of vectors) {
+        // A merchant whose signing secret is the vector's.
+        const merchant = await t.createMerchant();
+        await t.deps.db.kysely
+          .updateTable('merchants')
+          .set({ signing_secret: vector.secret })
+          .where('id', '=', merchant.merchant.id)
+          .execute();
+        const inBody = await t.request('POST', '/v1/sessions', {
+          key: merchant.publishableKey,
+          body: { cart: vector.cart, signature: vector.signature },
+        });
+        assert.equal(inBody.status, 200, `${vector.name}: ${inBody.text}`);
+        const inHeader = await t.request('POST', '/v1/sessions', {
+          key: merchant.publishableKey,
+          headers: { 'x-service-signature': vector.signature },
+          body: { cart: vector.cart },
+        });
+        assert.equal(inHeader.status, 200, `${vector.name}: ${inHeader.text}`);
+        const tampered = { ...vector.cart, metadata: { ...vector.cart.metadata, extra: '1' } };
+        const refused = await t.request('POST', '/v1/sessions', {
+          key: merchant.publishableKey,
+          body: { cart: tampered, signature: vector.signature },
+        });
+        assert.equal(refused.status, 400, vector.name);
+      }
     });
 
     test('a cart with fee lines is created, the fees part of the total', async () => {

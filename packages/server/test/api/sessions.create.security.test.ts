@@ -22,7 +22,9 @@ function sortedJson(value: unknown, space?: number): string {
 
 const byId = (cart: Cart): Cart => ({
   ...cart,
-  items: [...cart.items].sort((a, b) => ((a.id ?? '') < (b.id ?? '') ? -1 : (a.id ?? '') > (b.id ?? '') ? 1 : 0)),
+  items: [...cart.items].sort((a, b) =>
+    (a.id ?? '') < (b.id ?? '') ? -1 : (a.id ?? '') > (b.id ?? '') ? 1 : 0,
+  ),
 });
 const withoutImages = (cart: Cart): Cart => ({
   ...cart,
@@ -89,8 +91,14 @@ for (const dialect of DIALECTS) {
 
     test('a signature of the cart before a price changed is refused', async () => {
       const signed = sampleCart();
-      const sent = sampleCart({ items: [{ ...signed.items[0]!, unit_price: 1 }, signed.items[1]!], total: 2002 });
-      const res = await post(m.publishableKey, { cart: sent, signature: signCart(signed, m.merchant.signingSecret) });
+      const sent = sampleCart({
+        items: [{ ...signed.items[0]!, unit_price: 1 }, signed.items[1]!],
+        total: 2002,
+      });
+      const res = await post(m.publishableKey, {
+        cart: sent,
+        signature: signCart(signed, m.merchant.signingSecret),
+      });
       assert.equal(res.status, 400, res.text);
       assert.equal(res.body.code, 'invalid_signature');
     });
@@ -117,7 +125,10 @@ for (const dialect of DIALECTS) {
 
     test('diagnosis: image_url left in', async () => {
       const cart = sampleCart();
-      cart.items = cart.items.map((item) => ({ ...item, image_url: `https://cdn.example.com/${item.id}.png` }));
+      cart.items = cart.items.map((item) => ({
+        ...item,
+        image_url: `https://cdn.example.com/${item.id}.png`,
+      }));
       await refusedSignature(
         m.publishableKey,
         cart,
@@ -208,7 +219,11 @@ for (const dialect of DIALECTS) {
     test('a publishable key from a browser gets CORS on success and on error', async () => {
       const cart = sampleCart();
       const headers = { origin: 'https://shop.example' };
-      const ok = await post(m.publishableKey, { cart, signature: signCart(cart, m.merchant.signingSecret) }, headers);
+      const ok = await post(
+        m.publishableKey,
+        { cart, signature: signCart(cart, m.merchant.signingSecret) },
+        headers,
+      );
       assert.equal(ok.status, 200, ok.text);
       assert.equal(ok.headers.get('access-control-allow-origin'), 'https://shop.example');
       const bad = await post(m.publishableKey, { cart }, headers);
@@ -218,7 +233,10 @@ for (const dialect of DIALECTS) {
 
     test('another merchant’s publishable key cannot use this merchant’s signature', async () => {
       const cart = sampleCart();
-      const res = await post(closed.publishableKey, { cart, signature: signCart(cart, m.merchant.signingSecret) });
+      const res = await post(closed.publishableKey, {
+        cart,
+        signature: signCart(cart, m.merchant.signingSecret),
+      });
       assert.equal(res.status, 400);
       assert.equal(res.body.code, 'invalid_signature');
     });

@@ -30,17 +30,23 @@ for (const dialect of DIALECTS) {
       const res = await list(merchant);
       assert.equal(res.status, 200, res.text);
       assert.match(res.body.request_id, /^req_/);
-      assert.deepEqual({ ...res.body, request_id: 'x' }, {
-        request_id: 'x',
-        data: [],
-        has_more: false,
-        next_cursor: null,
-      });
+      assert.deepEqual(
+        { ...res.body, request_id: 'x' },
+        {
+          request_id: 'x',
+          data: [],
+          has_more: false,
+          next_cursor: null,
+        },
+      );
     });
 
     test('items show the fields of SPEC 2.7, newest first', async () => {
       const merchant = await t.createMerchant();
-      const first = await createSession(t, { merchant, cart: sampleCart({ metadata: { order_ref: 'A-1' } }) });
+      const first = await createSession(t, {
+        merchant,
+        cart: sampleCart({ metadata: { order_ref: 'A-1' } }),
+      });
       const second = await createSession(t, {
         merchant,
         cart: { total: 500, currency: 'eur', items: [{ name: 'Tea', quantity: 1, unit_price: 500 }] },
@@ -88,7 +94,17 @@ for (const dialect of DIALECTS) {
 
     test('limit is 1 to 100 (default 25); other values are 400', async () => {
       const merchant = await t.createMerchant();
-      for (const query of ['?limit=0', '?limit=101', '?limit=abc', '?limit=2.5', '?limit=-1', '?cursor=abc', '?cursor=-5']) {
+      for (const query of [
+        '?limit=0',
+        '?limit=101',
+        '?limit=abc',
+        '?limit=2.5',
+        '?limit=-1',
+        '?cursor=abc',
+        '?cursor=-5',
+        '?cursor=99999999999999999999',
+        '?order=asc',
+      ]) {
         const res = await list(merchant, query);
         assert.equal(res.status, 400, `${query}: ${res.text}`);
         assert.equal(res.body.code, 'invalid_request');
@@ -103,7 +119,8 @@ for (const dialect of DIALECTS) {
     test('default page of 25, then the cursor leads to the rest', async () => {
       const merchant = await t.createMerchant();
       const created: string[] = [];
-      for (let i = 0; i < 27; i++) created.push((await createSession(t, { merchant, via: 'secret' })).session_id);
+      for (let i = 0; i < 27; i++)
+        created.push((await createSession(t, { merchant, via: 'secret' })).session_id);
       const first = await list(merchant);
       assert.equal(first.body.data.length, 25);
       assert.equal(first.body.has_more, true);
@@ -137,7 +154,10 @@ for (const dialect of DIALECTS) {
         const results = await Promise.all(
           Array.from({ length: 20 }, (_, i) =>
             // The other merchant creates in the same burst: its sessions must never show up.
-            createSession(t, { merchant: i % 5 === 0 ? other : merchant, via: i % 2 ? 'secret' : 'publishable' }),
+            createSession(t, {
+              merchant: i % 5 === 0 ? other : merchant,
+              via: i % 2 ? 'secret' : 'publishable',
+            }),
           ),
         );
         for (const [i, r] of results.entries()) if (i % 5 !== 0) created.add(r.session_id);

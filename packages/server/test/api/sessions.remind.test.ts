@@ -9,8 +9,8 @@ import { DIALECTS } from '../helpers/databases.ts';
 import {
   type Created,
   createSession,
-  MINUTE_MS,
   type ManualClock,
+  MINUTE_MS,
   manualClock,
   organizerToken,
   PAY_URL,
@@ -32,7 +32,10 @@ interface PageMember {
 async function groupOfThree(t: TestApp, customer: Record<string, unknown> | undefined = ORGANIZER) {
   const created = await createSession(t, customer ? { customer } : {});
   const put = await t.request('PUT', `/api/v1/session/group?access=${organizerToken(created)}`, {
-    body: { mode: 'equal', members: [{ name: 'Ada' }, { name: 'Ben', email: 'ben@example.com' }, { name: 'Cy' }] },
+    body: {
+      mode: 'equal',
+      members: [{ name: 'Ada' }, { name: 'Ben', email: 'ben@example.com' }, { name: 'Cy' }],
+    },
   });
   assert.equal(put.status, 200, put.text);
   const members: PageMember[] = put.body.group.members;
@@ -52,7 +55,9 @@ async function closedPort(): Promise<number> {
 }
 
 for (const dialect of DIALECTS) {
-  describe(`POST /v1/sessions/{id}/remind on ${dialect.name}, with an SMTP server`, { skip: dialect.skip }, () => {
+  describe(`POST /v1/sessions/{id}/remind on ${dialect.name}, with an SMTP server`, {
+    skip: dialect.skip,
+  }, () => {
     let t: TestApp;
     let smtp: SmtpReceiver;
     let clock: ManualClock;
@@ -163,7 +168,9 @@ for (const dialect of DIALECTS) {
     });
   });
 
-  describe(`POST /v1/sessions/{id}/remind on ${dialect.name}, SMTP server down`, { skip: dialect.skip }, () => {
+  describe(`POST /v1/sessions/{id}/remind on ${dialect.name}, SMTP server down`, {
+    skip: dialect.skip,
+  }, () => {
     let t: TestApp;
     before(async () => {
       const port = await closedPort();

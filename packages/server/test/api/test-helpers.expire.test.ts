@@ -23,7 +23,9 @@ for (const dialect of DIALECTS) {
         { ...res.body, request_id: 'x' },
         { request_id: 'x', session_id: created.session_id, status: 'expired', refunds: [] },
       );
-      const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, { key: t.merchant.secretKey });
+      const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, {
+        key: t.merchant.secretKey,
+      });
       assert.equal(shown.body.status, 'expired');
       const events = await eventRows(t, created.session_id);
       assert.deepEqual(
@@ -82,7 +84,9 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(res.status, 404, res.text);
       assert.equal(res.body.code, 'route_not_found');
-      const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, { key: t.merchant.secretKey });
+      const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, {
+        key: t.merchant.secretKey,
+      });
       assert.equal(shown.body.status, 'pending');
       assert.deepEqual(
         (await eventRows(t, created.session_id)).map((e) => e.type),

@@ -66,7 +66,12 @@ for (const dialect of DIALECTS) {
         // Oldest first; two made in the same millisecond may come in either order.
         const data = (await list(m.secretKey)).sort((x, y) => x.url.localeCompare(y.url));
         assert.deepEqual(data, [
-          { id: a.body.id, url: 'https://a.example/hook', events: ['group.funded'], created_at: a.body.created_at },
+          {
+            id: a.body.id,
+            url: 'https://a.example/hook',
+            events: ['group.funded'],
+            created_at: a.body.created_at,
+          },
           { id: b.body.id, url: 'https://b.example/hook', events: ['*'], created_at: b.body.created_at },
         ]);
         const text = (await t.request('GET', '/v1/webhooks', { key: m.secretKey })).text;
@@ -79,7 +84,10 @@ for (const dialect of DIALECTS) {
         const star = await create(m.secretKey, { url: 'https://hooks.example/all', events: ['*'] });
         assert.equal(star.status, 200, star.text);
         assert.deepEqual(star.body.events, ['*']);
-        const mixed = await create(m.secretKey, { url: 'https://hooks.example/m', events: ['group.funded', '*'] });
+        const mixed = await create(m.secretKey, {
+          url: 'https://hooks.example/m',
+          events: ['group.funded', '*'],
+        });
         assert.equal(mixed.status, 200, mixed.text);
         assert.deepEqual(mixed.body.events, ['*']);
         const every = await create(m.secretKey, { url: 'https://hooks.example/e', events: EVENT_TYPES });
@@ -123,7 +131,10 @@ for (const dialect of DIALECTS) {
           [{ events: ['*'] }, /url is required/],
           [{ url: 'https://hooks.example/x' }, /events is required/],
           [{ url: 'https://hooks.example/x', events: [] }, /events must have at least 1/],
-          [{ url: 'https://hooks.example/x', events: ['*'], secret: 'whsec_x' }, /secret is not a known field/],
+          [
+            { url: 'https://hooks.example/x', events: ['*'], secret: 'whsec_x' },
+            /secret is not a known field/,
+          ],
           [{ url: 'not a url', events: ['*'] }, /url/],
         ];
         for (const [body, message] of cases) {
@@ -147,7 +158,10 @@ for (const dialect of DIALECTS) {
         assert.equal((await list(m.secretKey)).length, 16);
         // Another merchant's count is its own.
         const other = await t.createMerchant({ name: 'Quiet Shop' });
-        assert.equal((await create(other.secretKey, { url: 'https://q.example/', events: ['*'] })).status, 200);
+        assert.equal(
+          (await create(other.secretKey, { url: 'https://q.example/', events: ['*'] })).status,
+          200,
+        );
         // A revoked endpoint frees its place.
         await t.request('DELETE', `/v1/webhooks/${ids[0]}`, { key: m.secretKey });
         const replacement = await create(m.secretKey, { url: 'https://hooks.example/16', events: ['*'] });
@@ -206,7 +220,11 @@ for (const dialect of DIALECTS) {
 
       test('the sandbox accepts http and local URLs, for development', async () => {
         const m = await t.createMerchant({ name: 'Dev Shop' });
-        for (const url of ['http://localhost:3000/hooks', 'http://127.0.0.1:8080/hooks', 'http://10.0.0.5/hook']) {
+        for (const url of [
+          'http://localhost:3000/hooks',
+          'http://127.0.0.1:8080/hooks',
+          'http://10.0.0.5/hook',
+        ]) {
           const res = await create(m.secretKey, { url, events: ['*'] });
           assert.equal(res.status, 200, `${url} ${res.text}`);
         }
@@ -247,7 +265,10 @@ for (const dialect of DIALECTS) {
           'https://localhost./',
         ];
         for (const url of refused) {
-          const res = await prod.request('POST', '/v1/webhooks', { key: m.secretKey, body: { url, events: ['*'] } });
+          const res = await prod.request('POST', '/v1/webhooks', {
+            key: m.secretKey,
+            body: { url, events: ['*'] },
+          });
           assert.equal(res.status, 400, `${url} → ${res.status} ${res.text}`);
           assert.equal(res.body.code, 'invalid_request');
           assert.match(res.body.error, /^url /);

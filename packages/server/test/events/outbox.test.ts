@@ -3,13 +3,20 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { closeSession } from '../../src/flows/sessions.ts';
 import { recordEvent } from '../../src/events/outbox.ts';
+import { closeSession } from '../../src/flows/sessions.ts';
 import { ids, sha256 } from '../../src/ids.ts';
 import { insertSession } from '../../src/store/sessions.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
-import { createSession, eventRows, type ManualClock, manualClock, SESSION_ENV, sampleCart } from '../helpers/sessions.ts';
+import {
+  createSession,
+  eventRows,
+  type ManualClock,
+  manualClock,
+  SESSION_ENV,
+  sampleCart,
+} from '../helpers/sessions.ts';
 
 const EVENT_ID = /^evt_[0-9A-Za-z]{17,}$/;
 
@@ -25,13 +32,19 @@ for (const dialect of DIALECTS) {
 
     const countRows = async (table: 'sessions' | 'members' | 'events', sessionId: string) => {
       const column = table === 'sessions' ? 'id' : 'session_id';
-      const rows = await t.deps.db.kysely.selectFrom(table).select(column).where(column, '=', sessionId).execute();
+      const rows = await t.deps.db.kysely
+        .selectFrom(table)
+        .select(column)
+        .where(column, '=', sessionId)
+        .execute();
       return rows.length;
     };
 
     test('create, cancel: one event each, in the payload shape of DESIGN §11', async () => {
       const created = await createSession(t);
-      const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, { key: t.merchant.secretKey });
+      const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, {
+        key: t.merchant.secretKey,
+      });
       clock.advance(5_000);
       const cancel = await t.request('POST', `/v1/sessions/${created.session_id}/cancel`, {
         key: t.merchant.secretKey,
@@ -43,7 +56,12 @@ for (const dialect of DIALECTS) {
       const [first, second] = events as [(typeof events)[0], (typeof events)[0]];
       for (const [row, type, status, at] of [
         [first, 'group.created', 'pending', shown.body.created_at],
-        [second, 'group.cancelled', 'cancelled', new Date(Date.parse(shown.body.created_at) + 5_000).toISOString()],
+        [
+          second,
+          'group.cancelled',
+          'cancelled',
+          new Date(Date.parse(shown.body.created_at) + 5_000).toISOString(),
+        ],
       ] as const) {
         assert.match(row.id, EVENT_ID);
         assert.equal(row.type, type);
@@ -139,7 +157,13 @@ for (const dialect of DIALECTS) {
             orderRef: 'ORD-FAIL',
             groupId: ids.group(),
             groupMode: 'equal',
-            groupConfig: { minSize: 2, maxSize: 10, defaultMode: 'equal', allowedModes: ['equal'], expiryHours: 48 },
+            groupConfig: {
+              minSize: 2,
+              maxSize: 10,
+              defaultMode: 'equal',
+              allowedModes: ['equal'],
+              expiryHours: 48,
+            },
             groupSetUpAt: null,
             customer: null,
             successUrl: null,
@@ -171,7 +195,9 @@ for (const dialect of DIALECTS) {
     test('closing a session that is not pending writes no event', async () => {
       const created = await createSession(t);
       await closeSession(t.deps, created.session_id, 'cancelled');
-      await assert.rejects(closeSession(t.deps, created.session_id, 'expired'), { code: 'session_not_pending' });
+      await assert.rejects(closeSession(t.deps, created.session_id, 'expired'), {
+        code: 'session_not_pending',
+      });
       await assert.rejects(closeSession(t.deps, 'gs_unknown00000000000', 'cancelled'), {
         code: 'session_not_pending',
       });
@@ -209,7 +235,9 @@ for (const dialect of DIALECTS) {
           await sql`drop function refuse_cancelled()`.execute(db);
         }
       }
-      const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, { key: t.merchant.secretKey });
+      const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, {
+        key: t.merchant.secretKey,
+      });
       assert.equal(shown.body.status, 'pending');
       assert.deepEqual(
         (await eventRows(t, created.session_id)).map((e) => e.type),

@@ -153,7 +153,11 @@ export async function startTestApp(dialect: DialectCase, options: StartOptions =
  * effort: a Redis that does not answer (a test of exactly that) has nothing to clean.
  */
 export async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true, retryStrategy: () => null });
+  const redis = new Redis(redisUrl, {
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+    retryStrategy: () => null,
+  });
   redis.on('error', () => {});
   try {
     await redis.connect();

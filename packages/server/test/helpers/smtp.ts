@@ -50,7 +50,11 @@ export async function startSmtpServer(): Promise<SmtpReceiver> {
 }
 
 /** Headers (unfolded, names lowercased) and the decoded text body of a single-part message. */
-export function parseMessage(raw: string): { headers: Record<string, string>; subject: string; text: string } {
+export function parseMessage(raw: string): {
+  headers: Record<string, string>;
+  subject: string;
+  text: string;
+} {
   const split = raw.indexOf('\r\n\r\n') >= 0 ? raw.indexOf('\r\n\r\n') : raw.indexOf('\n\n');
   const head = raw.slice(0, split).replace(/\r?\n[ \t]+/g, ' ');
   const body = raw.slice(split).replace(/^(\r?\n){2}/, '');

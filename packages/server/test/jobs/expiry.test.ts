@@ -1,13 +1,21 @@
 // The expiry sweeper (DESIGN.md §8): pending sessions past expires_at become expired with one
 // group.expired event each, also when several processes sweep one database at once.
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { expireDueSessions } from '../../src/jobs/expiry.ts';
 import { startWorkers } from '../../src/jobs/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS, postgresCase, type TestDatabase } from '../helpers/databases.ts';
-import { createSession, eventRows, HOUR_MS, type ManualClock, manualClock, SESSION_ENV } from '../helpers/sessions.ts';
+import {
+  createSession,
+  eventRows,
+  HOUR_MS,
+  type ManualClock,
+  manualClock,
+  SESSION_ENV,
+} from '../helpers/sessions.ts';
 
 const statusOf = async (t: TestApp, sessionId: string) =>
   (await t.request('GET', `/v1/sessions/${sessionId}`, { key: t.merchant.secretKey })).body.status;
@@ -78,14 +86,94 @@ for (const dialect of DIALECTS) {
       const ids: string[] = [];
       for (let i = 0; i < 120; i += 20) {
         const batch = await Promise.all(
-          Array.from({ length: 20 }, () => createSession(t, { via: 'secret', group_config: { expiry_hours: 1 } })),
+          Array.from({ length: 20 }, () =>
+            createSession(t, { via: 'secret', group_config: { expiry_hours: 1 } }),
+          ),
         );
         ids.push(...batch.map((c) => c.session_id));
       }
       clock.advance(2 * HOUR_MS);
       assert.equal(await expireDueSessions(t.deps), 120);
-      const rows = await t.deps.db.kysely.selectFrom('sessions').select(['id', 'status']).where('id', 'in', ids).execute();
+      const rows = await t.deps.db.kysely
+        .selectFrom('sessions')
+        .select(['id', 'status'])
+        .where('id', 'in', ids)
+        .execute();
       assert.ok(rows.every((r) => r.status === 'expired'));
+    });
+
+    test('past expires_at, before any sweep, the session takes no changes and cannot be cancelled', async () => {
+      const created = await createSession(t, {
+        customer: { name: 'Ada', email: 'ada@example.com' },
+        group_config: { expiry_hours: 1 },
+      });
+      const token = new URL(created.session_url).searchParams.get('access') as string;
+      clock.set(Date.parse(created.expires_at) - 1);
+      const members = { mode: 'equal', members: [{ name: 'Ada' }, { name: 'Ben' }] };
+      assert.equal(
+        (await t.request('PUT', `/api/v1/session/group?access=${token}`, { body: members })).status,
+        200,
+      );
+
+      clock.set(Date.parse(created.expires_at));
+      const refusals = [
+        await t.request('PUT', `/api/v1/session/group?access=${token}`, { body: members }),
+        await t.request('POST', `/api/v1/session/join?access=${created.group_access_token}`, {
+          body: { name: 'Cy' },
+        }),
+        await t.request('POST', `/v1/sessions/${created.session_id}/remind`, { key: t.merchant.secretKey }),
+        await t.request('POST', `/v1/sessions/${created.session_id}/cancel`, { key: t.merchant.secretKey }),
+        await t.request('POST', `/api/v1/session/cancel?access=${token}`),
+      ];
+      assert.deepEqual(
+        refusals.map((r) => [r.status, r.body.code]),
+        Array(5).fill([409, 'session_not_pending']),
+      );
+      assert.equal(refusals[0]?.body.error, 'The session has expired.');
+
+      // It ends as expired, not cancelled, with its one event.
+      assert.equal(await expireDueSessions(t.deps), 1);
+      assert.equal(await statusOf(t, created.session_id), 'expired');
+      assert.deepEqual(
+        (await eventRows(t, created.session_id)).map((e) => e.type),
+        ['group.created', 'group.expired'],
+      );
+    });
+
+    test('a session that cannot be expired does not hold up the others', async () => {
+      const stuck = await createSession(t, { group_config: { expiry_hours: 1 } });
+      const fine = await createSession(t, { group_config: { expiry_hours: 1 } });
+      const db = t.deps.db.kysely;
+      const id = sql.lit(stuck.session_id);
+      if (dialect.name === 'sqlite') {
+        await sql`create trigger refuse_expiry before insert on events when new.session_id = ${id}
+          begin select raise(abort, 'refused by test'); end`.execute(db);
+      } else {
+        await sql`create function refuse_expiry() returns trigger language plpgsql as $$
+          begin raise exception 'refused by test'; end $$`.execute(db);
+        await sql`create trigger refuse_expiry before insert on events for each row
+          when (new.session_id = ${id}) execute function refuse_expiry()`.execute(db);
+      }
+      try {
+        clock.set(Date.parse(fine.expires_at));
+        assert.equal(await expireDueSessions(t.deps), 1);
+        assert.equal(await statusOf(t, stuck.session_id), 'pending');
+        assert.equal(await statusOf(t, fine.session_id), 'expired');
+        assert.ok(
+          t.logLines.some(
+            (line) => line.includes('expiring a session failed') && line.includes(stuck.session_id),
+          ),
+        );
+      } finally {
+        if (dialect.name === 'sqlite') await sql`drop trigger refuse_expiry`.execute(db);
+        else {
+          await sql`drop trigger refuse_expiry on events`.execute(db);
+          await sql`drop function refuse_expiry()`.execute(db);
+        }
+      }
+      // Once the database takes it, the next sweep expires it.
+      assert.equal(await expireDueSessions(t.deps), 1);
+      assert.equal(await statusOf(t, stuck.session_id), 'expired');
     });
 
     test('an aborted sweep stops between sessions', async () => {
@@ -104,7 +192,10 @@ for (const dialect of DIALECTS) {
         await sleep(300);
         assert.equal(await statusOf(t, created.session_id), 'pending', 'not due yet');
         clock.advance(HOUR_MS);
-        const expired = await waitFor(async () => (await statusOf(t, created.session_id)) === 'expired', 10_000);
+        const expired = await waitFor(
+          async () => (await statusOf(t, created.session_id)) === 'expired',
+          10_000,
+        );
         assert.ok(expired, 'expired by the sweeper within 10 s');
       } finally {
         const started = Date.now();
@@ -162,7 +253,11 @@ describe('expiry sweeper: two app instances on one PostgreSQL database', { skip:
   }
 
   async function assertExpiredOnce(ids: string[]) {
-    const rows = await a.deps.db.kysely.selectFrom('sessions').select(['id', 'status']).where('id', 'in', ids).execute();
+    const rows = await a.deps.db.kysely
+      .selectFrom('sessions')
+      .select(['id', 'status'])
+      .where('id', 'in', ids)
+      .execute();
     assert.equal(rows.length, ids.length);
     assert.ok(rows.every((r) => r.status === 'expired'));
     const events = await a.deps.db.kysely

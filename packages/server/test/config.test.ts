@@ -1,0 +1,142 @@
+// Configuration (DESIGN.md §2): the defaults, and a bad value stops start-up with one line naming the
+// variable.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConfigError, DEFAULT_RATE_LIMITS, loadConfig } from '../src/config.ts';
+
+describe('loadConfig', () => {
+  test('defaults are DESIGN.md §2’s', () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 4000);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.databaseUrl, 'sqlite:./data/group-checkout.db');
+    assert.equal(config.serviceEnv, 'sandbox');
+    assert.equal(config.publicBaseUrl, 'http://localhost:4000/v1');
+    assert.equal(config.publicPayUrl, 'http://localhost:4000');
+    assert.equal(config.apiPrefix, '/v1');
+    assert.equal(config.payPrefix, '');
+    assert.equal(config.smtpUrl, undefined);
+    assert.equal(config.redisUrl, undefined);
+    assert.equal(config.redisKeyPrefix, 'gc:');
+    assert.equal(config.trustProxy, false);
+    assert.equal(config.ipBlocklistText, '');
+    assert.equal(config.ipBlocklist.check('127.0.0.1'), false);
+    assert.equal(config.stripeSecretKey, undefined);
+    assert.equal(config.logLevel, 'info');
+  });
+
+  test('rate limits default to SPEC.md §8 and DESIGN.md §4', () => {
+    const { rateLimits } = loadConfig({});
+    assert.equal(rateLimits.SESSIONS_CREATE, 60);
+    assert.equal(rateLimits.SESSIONS_LIST, 60);
+    assert.equal(rateLimits.SESSIONS_GET, 120);
+    assert.equal(rateLimits.SESSIONS_CANCEL, 30);
+    assert.equal(rateLimits.SESSIONS_REMIND, 20);
+    assert.equal(rateLimits.AUTH_FAILURES_IP, 120);
+    assert.equal(rateLimits.AUTH_FAILURES_KEY, 40);
+    assert.deepEqual(rateLimits, { ...DEFAULT_RATE_LIMITS });
+  });
+
+  test('good values are taken', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      SERVICE_ENV: 'production',
+      DATABASE_URL: 'postgres://gc:secret@db.internal:5432/gc',
+      PUBLIC_BASE_URL: 'https://api.example.com/v1/',
+      PUBLIC_PAY_URL: 'https://pay.example.com',
+      REDIS_URL: 'rediss://cache.internal:6380',
+      REDIS_KEY_PREFIX: 'gc-eu:',
+      TRUST_PROXY: 'true',
+      IP_BLOCKLIST: '10.0.0.0/8, 192.0.2.1, 2001:db8::/32',
+      RATE_LIMIT_SESSIONS_CREATE: '600',
+      SMTP_URL: 'smtp://mail.internal:587',
+      STRIPE_SECRET_KEY: 'sk_test_123',
+      LOG_LEVEL: 'warn',
+    });
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.serviceEnv, 'production');
+    assert.equal(config.databaseUrl, 'postgres://gc:secret@db.internal:5432/gc');
+    assert.equal(config.publicBaseUrl, 'https://api.example.com/v1', 'trailing slash dropped');
+    assert.equal(config.apiPrefix, '/v1');
+    assert.equal(config.redisUrl, 'rediss://cache.internal:6380');
+    assert.equal(config.redisKeyPrefix, 'gc-eu:');
+    assert.equal(config.trustProxy, true);
+    assert.equal(config.ipBlocklist.check('10.20.30.40'), true);
+    assert.equal(config.ipBlocklist.check('192.0.2.1'), true);
+    assert.equal(config.ipBlocklist.check('192.0.2.2'), false);
+    assert.equal(config.ipBlocklist.check('2001:db8::5', 'ipv6'), true);
+    assert.equal(config.rateLimits.SESSIONS_CREATE, 600);
+    assert.equal(config.rateLimits.SESSIONS_LIST, 60);
+    assert.equal(config.logLevel, 'warn');
+  });
+
+  test('TRUST_PROXY takes the usual spellings of true and false', () => {
+    for (const value of ['1', 'true', 'TRUE', 'yes'])
+      assert.equal(loadConfig({ TRUST_PROXY: value }).trustProxy, true);
+    for (const value of ['', '0', 'false', 'no'])
+      assert.equal(loadConfig({ TRUST_PROXY: value }).trustProxy, false);
+  });
+
+  const BAD: [string, string][] = [
+    ['PORT', 'abc'],
+    ['PORT', '-1'],
+    ['PORT', '65536'],
+    ['PORT', '80.5'],
+    ['SERVICE_ENV', 'staging'],
+    ['SERVICE_ENV', 'Production'],
+    ['DATABASE_URL', 'mysql://root@localhost/shop'],
+    ['DATABASE_URL', './data/gc.db'],
+    ['DATABASE_URL', 'postgres://[broken'],
+    ['IP_BLOCKLIST', 'not-an-ip'],
+    ['IP_BLOCKLIST', '10.0.0.0/33'],
+    ['IP_BLOCKLIST', '10.0.0.0/8/1'],
+    ['IP_BLOCKLIST', '10.0.0.0/'],
+    ['IP_BLOCKLIST', '2001:db8::/129'],
+    ['IP_BLOCKLIST', '10.0.0.0/8, 300.1.1.1'],
+    ['RATE_LIMIT_SESSIONS_CREATE', '0'],
+    ['RATE_LIMIT_SESSIONS_CREATE', 'lots'],
+    ['RATE_LIMIT_SESSIONS_CREATE', '1.5'],
+    ['RATE_LIMIT_AUTH_FAILURES_IP', '-5'],
+    ['RATE_LIMIT_SESSION_CREATE', '10'],
+    ['REDIS_URL', 'http://cache.internal:6379'],
+    ['REDIS_URL', 'not a url'],
+    ['REDIS_KEY_PREFIX', 'has space'],
+    ['TRUST_PROXY', 'maybe'],
+    ['TRUST_PROXY', 'on'],
+    ['PUBLIC_BASE_URL', 'https://api.example.com'],
+    ['PUBLIC_BASE_URL', 'ftp://api.example.com/v1'],
+    ['PUBLIC_PAY_URL', 'pay.example.com'],
+    ['SMTP_URL', 'http://mail.internal'],
+    ['STRIPE_SECRET_KEY', 'pk_test_123'],
+    ['LOG_LEVEL', 'verbose'],
+    ['SWEEP_INTERVAL_MS', '5'],
+  ];
+
+  for (const [name, value] of BAD) {
+    test(`${name}=${JSON.stringify(value)} throws a ConfigError naming ${name}`, () => {
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError, String(error));
+          assert.ok(error.message.includes(name), error.message);
+          assert.ok(!error.message.includes('\n'), 'one line');
+          return true;
+        },
+      );
+    });
+  }
+
+  test('a password in a bad URL is not repeated in the error', () => {
+    for (const [name, value] of [
+      ['DATABASE_URL', 'mysql://root:hunter2@localhost/shop'],
+      ['REDIS_URL', 'http://:hunter2@cache.internal:6379'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (error: Error) => error.message.includes(name) && !error.message.includes('hunter2'),
+      );
+    }
+  });
+});
