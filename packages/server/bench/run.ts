@@ -4,8 +4,9 @@
 //
 // Environment: BENCH_SECONDS (10) per measurement, BENCH_WARMUP_SECONDS (2) unmeasured load before each,
 // BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn) for the service, BENCH_CPU_PROF=1 to write a V8 CPU
-// profile of the service to data/bench-prof/, BENCH_ONLY=name,name to run some of the measurements.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// profile of the service to data/bench-prof/ (summarize it with profile-summary.ts), BENCH_ONLY=name,…
+// to run some of the measurements (hello, merchants-me, reference, sessions-create, session-get).
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -280,7 +281,16 @@ async function main(): Promise<void> {
   process.stdout.write(`\nresults written to ${RESULTS_FILE}\n`);
 
   await stopChildren();
-  if (profiling) process.stdout.write(`CPU profile of the service in ${profileDir}\n`);
+  if (profiling) {
+    // Named CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile; thread 0 is the main thread.
+    const mine = readdirSync(profileDir).filter((f) => f.includes(`.${service.process.pid}.0.`));
+    for (const name of mine) {
+      const path = join(profileDir, name);
+      process.stdout.write(
+        `CPU profile of the service: ${path}\n  summary: node --import tsx ${join(BENCH, 'profile-summary.ts')} ${path}\n`,
+      );
+    }
+  }
 }
 
 /** One request, which must answer 2xx: a wrong key or signature would make the numbers meaningless. */

@@ -60,12 +60,15 @@ export function reminderMail(deps: Deps, merchant: Merchant, session: Session, m
   const order = session.orderRef ? ` (order ${session.orderRef})` : '';
   return {
     to: member.email as string,
-    ...(session.customer?.email ? { replyTo: session.customer.email } : {}),
+    // Members may answer the organizer; the organizer's own reminder has no one else to reply to.
+    ...(session.customer?.email && !member.isOrganizer ? { replyTo: session.customer.email } : {}),
     subject: `Reminder: your ${amount} share for ${merchant.name}`,
     text: [
       `Hi ${member.name},`,
       '',
-      `${organizer} is buying from ${merchant.name}${order} as a group, and your share is still open.`,
+      member.isOrganizer
+        ? `You are buying from ${merchant.name}${order} as a group, and your own share is still open.`
+        : `${organizer} is buying from ${merchant.name}${order} as a group, and your share is still open.`,
       '',
       `Your share: ${amount}${feeText}`,
       `Pay it here: ${link}`,

@@ -43,6 +43,7 @@ export function isPublicAddress(address: string): boolean {
 /** Control characters, spaces and lone surrogates: the URL parser would drop or replace them silently, so the
  * URL we stored would not be the one we call. */
 const UNSAFE_CHARACTERS =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
   /[\u0000-\u0020\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 function parse(raw: string): URL | undefined {

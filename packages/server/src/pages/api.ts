@@ -261,7 +261,8 @@ export function registerPayApi(app: App, deps: Deps) {
     {
       schema: {
         ...hide,
-        params: Type.Object({ shareId: Type.String({ maxLength: 80 }) }),
+        // No maxLength: a share id that is too long is an unknown share (404); the router caps it at 100.
+        params: Type.Object({ shareId: Type.String() }),
         response: { 200: ShareView },
       },
       config: read,

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { rollSecretKey } from '../../src/store/merchants.ts';
-import { type StartOptions, startTestApp, type TestApp } from '../helpers/app.ts';
+import { type StartOptions, startTestApp, type TestApp, type TestResponse } from '../helpers/app.ts';
 import { DIALECTS, type DialectCase } from '../helpers/databases.ts';
 
 const ORIGIN = 'https://shop.example';
@@ -24,7 +24,7 @@ async function withApp(dialect: DialectCase, options: StartOptions, use: (t: Tes
   }
 }
 
-function assertError(res: { status: number; body: any; headers: Headers }, status: number, code: string) {
+function assertError(res: TestResponse, status: number, code: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.code, code);
   assert.equal(typeof res.body.error, 'string');

@@ -33,6 +33,7 @@ function rawRequest(
   body = '',
 ) {
   const url = new URL(baseUrl);
+  // biome-ignore lint/suspicious/noExplicitAny: tests read whatever JSON came back
   return new Promise<{ status: number; body: any; headers: Record<string, unknown> }>((resolve, reject) => {
     const req = httpRequest(
       { host: url.hostname, port: url.port, method, path, headers, timeout: 10_000 },

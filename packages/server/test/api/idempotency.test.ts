@@ -131,7 +131,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await endpoints(m.secretKey)).length, 1);
     });
 
-    test('an outcome other than a refusal is stored: the limit answer is not, a success is', async () => {
+    test('a 400 for the endpoint limit is not stored either: the retry after freeing a place runs', async () => {
       const m = await t.createMerchant({ name: 'Full Shop' });
       for (let i = 0; i < 16; i++) {
         await create(m.secretKey, undefined, { url: `https://hooks.example/${i}`, events: ['*'] });

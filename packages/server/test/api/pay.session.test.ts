@@ -171,7 +171,7 @@ for (const dialect of DIALECTS) {
     });
 
     test('an unknown share is 404 share_not_found', async () => {
-      for (const id of ['shr_unknown000000000000000', 'x']) {
+      for (const id of ['shr_unknown000000000000000', 'x', `shr_${'a'.repeat(90)}`]) {
         const res = await t.request('GET', `/api/v1/shares/${id}`);
         assert.equal(res.status, 404, res.text);
         assert.equal(res.body.code, 'share_not_found');
