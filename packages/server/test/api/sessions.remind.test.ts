@@ -99,8 +99,14 @@ for (const dialect of DIALECTS) {
         assert.ok(mail.text.includes(`Pay it here: ${member.share_url}`), mail.text);
         assert.ok(mail.text.includes(created.expires_at), mail.text);
         assert.ok(mail.text.includes('ORD-1001'), mail.text);
-        assert.equal(mail.headers['reply-to'], 'ada@example.com');
       }
+      // Ben can answer the organizer; Ada's own reminder is written to her and replies to no one else.
+      const adaMail = byRecipient.get('ada@example.com')!;
+      const benMail = byRecipient.get('ben@example.com')!;
+      assert.equal(benMail.headers['reply-to'], 'ada@example.com');
+      assert.ok(benMail.text.includes('Ada is buying from Test Shop'), benMail.text);
+      assert.equal(adaMail.headers['reply-to'], undefined);
+      assert.ok(adaMail.text.includes('You are buying from Test Shop'), adaMail.text);
       // Each mail carries its own member's link, never another's.
       assert.ok(!byRecipient.get('ben@example.com')!.text.includes(ada.share_url));
     });
