@@ -8,6 +8,7 @@ import { authenticate, merchantOf } from './auth.ts';
 import { ApiError } from './errors.ts';
 import { AUTH_ERRORS, RequestId, rateLimitConfig, responses } from './schemas.ts';
 import { SessionParams } from './sessions.get.ts';
+import { closedToWire } from './sessions.wire.ts';
 
 export const RefundSchema = Type.Object({
   id: Type.String(),
@@ -39,13 +40,7 @@ export function register(app: App, deps: Deps) {
     async (request) => {
       const session = await findSessionById(deps.db.kysely, merchantOf(request).id, request.params.sessionId);
       if (!session) throw new ApiError('session_not_found');
-      const closed = await closeSession(deps, session.id, 'cancelled');
-      return {
-        request_id: request.id,
-        session_id: session.id,
-        status: closed.session.status,
-        refunds: closed.refunds,
-      };
+      return { request_id: request.id, ...closedToWire(await closeSession(deps, session.id, 'cancelled')) };
     },
   );
 }

@@ -1,6 +1,7 @@
 // Sessions as the merchant API shows them: internal objects to snake_case wire shapes, in one place.
 import { toIso } from '../clock.ts';
 import { paidAmountOf } from '../events/outbox.ts';
+import type { ClosedSession } from '../flows/sessions.ts';
 import type { Member, Session } from '../store/sessions.ts';
 
 export const memberToWire = (m: Member) => ({
@@ -38,3 +39,10 @@ export function sessionDetail(session: Session, members: Member[], withCustomer:
     ...(withCustomer && session.customer ? { customer: session.customer } : {}),
   };
 }
+
+/** The answer to a cancel or an expiry, wherever it was asked for. */
+export const closedToWire = (closed: ClosedSession) => ({
+  session_id: closed.session.id,
+  status: closed.session.status,
+  refunds: closed.refunds,
+});

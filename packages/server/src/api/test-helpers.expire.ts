@@ -9,6 +9,7 @@ import { ApiError } from './errors.ts';
 import { AUTH_ERRORS, rateLimitConfig, responses } from './schemas.ts';
 import { ClosedSessionSchema } from './sessions.cancel.ts';
 import { SessionParams } from './sessions.get.ts';
+import { closedToWire } from './sessions.wire.ts';
 
 export function register(app: App, deps: Deps) {
   if (deps.config.serviceEnv !== 'sandbox') return;
@@ -27,13 +28,7 @@ export function register(app: App, deps: Deps) {
     async (request) => {
       const session = await findSessionById(deps.db.kysely, merchantOf(request).id, request.params.sessionId);
       if (!session) throw new ApiError('session_not_found');
-      const closed = await closeSession(deps, session.id, 'expired');
-      return {
-        request_id: request.id,
-        session_id: session.id,
-        status: closed.session.status,
-        refunds: closed.refunds,
-      };
+      return { request_id: request.id, ...closedToWire(await closeSession(deps, session.id, 'expired')) };
     },
   );
 }

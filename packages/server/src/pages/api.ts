@@ -7,7 +7,7 @@ import { ApiError } from '../api/errors.ts';
 import { idempotency } from '../api/idempotency.ts';
 import { RequestId, rateLimitConfig, Timestamp } from '../api/schemas.ts';
 import { CartSchema, MemberSchema, SplitModeSchema } from '../api/sessions.schemas.ts';
-import { groupToWire } from '../api/sessions.wire.ts';
+import { closedToWire, groupToWire } from '../api/sessions.wire.ts';
 import type { App } from '../app.ts';
 import { toIso } from '../clock.ts';
 import type { Deps } from '../deps.ts';
@@ -246,13 +246,7 @@ export function registerPayApi(app: App, deps: Deps) {
     { schema: { ...hide, querystring: AccessQuery }, config: write, onRequest: cors, preHandler: idempotent },
     async (request) => {
       const session = await organizerSession(deps, request.query.access);
-      const closed = await closeSession(deps, session.id, 'cancelled');
-      return {
-        request_id: request.id,
-        session_id: session.id,
-        status: closed.session.status,
-        refunds: closed.refunds,
-      };
+      return { request_id: request.id, ...closedToWire(await closeSession(deps, session.id, 'cancelled')) };
     },
   );
 
