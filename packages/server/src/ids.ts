@@ -4,15 +4,30 @@ import { createHash, randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** Base62 text of `bits` random bits; the length is fixed for a given number of bits. */
+// Random bytes are drawn from a pooled buffer refilled by crypto.randomBytes, as Node's randomUUID
+// does: one system call per 4 KiB instead of one per id.
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+function randomByte(): number {
+  if (poolOffset >= pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    poolOffset = 0;
+  }
+  return pool[poolOffset++] as number;
+}
+
+/**
+ * Base62 text carrying at least `bits` random bits. Each character is uniform over the 62 symbols:
+ * bytes of 248 or more (248 = 4 × 62) are skipped, so `byte % 62` has no bias.
+ */
 export function randomBase62(bits: number): string {
-  const bytes = randomBytes(Math.ceil(bits / 8));
-  let n = BigInt(`0x${bytes.toString('hex')}`);
   const length = Math.ceil(bits / Math.log2(62));
   let out = '';
-  for (let i = 0; i < length; i++) {
-    out = ALPHABET[Number(n % 62n)] + out;
-    n /= 62n;
+  while (out.length < length) {
+    const byte = randomByte();
+    if (byte < 248) out += ALPHABET[byte % 62];
   }
   return out;
 }

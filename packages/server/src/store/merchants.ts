@@ -2,6 +2,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { DEFAULT_CONSUMER_FEE_PPM, DEFAULT_FX_FEE_PPM, DEFAULT_MERCHANT_FEE_PPM } from '../domain/fees.ts';
 import { ids, type KeyEnvironment, sha256 } from '../ids.ts';
+import { sqliteDataVersion } from './db.ts';
 import type { ApiKeysTable, Database, MerchantsTable } from './schema.ts';
 
 export interface Merchant {
@@ -137,10 +138,58 @@ export interface ApiKeyWithMerchant {
 }
 
 /** The live (unrevoked) key with this hash, with its merchant. */
+/**
+ * Keys found, per embedded SQLite database, so that authentication costs no query. Exact, not a TTL:
+ * an entry is used only while SQLite's data_version says no other connection has written since it was
+ * read, and this process's own writes to keys or merchants clear the cache. On PostgreSQL, where other
+ * processes write unseen, every request reads the key.
+ */
+const keyCaches = new WeakMap<Kysely<Database>, KeyCache>();
+const KEY_CACHE_MAX = 10_000;
+
+interface KeyCache {
+  /** SQLite data_version the entries were read under. */
+  version: number;
+  /** Bumped by every forget, so a read that raced a write is not cached. */
+  generation: number;
+  keys: Map<string, ApiKeyWithMerchant>;
+}
+
+/** Forgets every cached key of this database; call around writes to api_keys or merchants. */
+export function forgetCachedKeys(db: Kysely<Database>): void {
+  const cache = keyCaches.get(db);
+  if (!cache) return;
+  cache.keys.clear();
+  cache.generation++;
+}
+
 export async function findActiveKeyByHash(
   db: Kysely<Database>,
   keyHash: string,
 ): Promise<ApiKeyWithMerchant | undefined> {
+  const version = sqliteDataVersion(db);
+  if (version === undefined) return readActiveKey(db, keyHash);
+  let cache = keyCaches.get(db);
+  if (!cache) {
+    cache = { version, generation: 0, keys: new Map() };
+    keyCaches.set(db, cache);
+  } else if (cache.version !== version) {
+    forgetCachedKeys(db);
+    cache.version = version;
+  }
+  const cached = cache.keys.get(keyHash);
+  if (cached) return cached;
+  const generation = cache.generation;
+  const found = await readActiveKey(db, keyHash);
+  // Only hits are kept: a key created a moment ago must work at once, and misses are rate-limited anyway.
+  if (found && cache.generation === generation && sqliteDataVersion(db) === cache.version) {
+    if (cache.keys.size >= KEY_CACHE_MAX) cache.keys.clear();
+    cache.keys.set(keyHash, found);
+  }
+  return found;
+}
+
+async function readActiveKey(db: Kysely<Database>, keyHash: string): Promise<ApiKeyWithMerchant | undefined> {
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('merchants', 'merchants.id', 'api_keys.merchant_id')
@@ -170,7 +219,7 @@ export async function rollSecretKey(
   merchantId: string,
   now: number,
 ): Promise<{ secretKey: string; revokedHashes: string[] } | undefined> {
-  return db.transaction().execute(async (trx) => {
+  const rolled = await db.transaction().execute(async (trx) => {
     const merchant = await trx
       .selectFrom('merchants')
       .select(['id', 'environment'])
@@ -185,6 +234,7 @@ export async function rollSecretKey(
       .where('revoked_at', 'is', null)
       .returning('key_hash')
       .execute();
+    forgetCachedKeys(db);
     const secretKey = ids.secretKey(merchant.environment);
     await trx
       .insertInto('api_keys')
@@ -192,6 +242,8 @@ export async function rollSecretKey(
       .execute();
     return { secretKey, revokedHashes: revoked.map((r) => r.key_hash) };
   });
+  forgetCachedKeys(db);
+  return rolled;
 }
 
 export type { ApiKeysTable };
