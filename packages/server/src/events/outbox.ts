@@ -79,11 +79,15 @@ export async function recordEvent(
   now: number,
 ): Promise<EventPayload> {
   const event = buildEvent(type, snapshot, now);
-  const last = await trx
-    .selectFrom('events')
-    .select((eb) => eb.fn.max('created_at').as('at'))
-    .where('session_id', '=', snapshot.session.id)
-    .executeTakeFirst();
+  // group.created is a session's first event by definition: nothing to order it after.
+  const last =
+    type === 'group.created'
+      ? undefined
+      : await trx
+          .selectFrom('events')
+          .select((eb) => eb.fn.max('created_at').as('at'))
+          .where('session_id', '=', snapshot.session.id)
+          .executeTakeFirst();
   const lastAt = last?.at === null || last?.at === undefined ? undefined : Number(last.at);
   await trx
     .insertInto('events')
