@@ -177,18 +177,20 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   addSharedSchema(ErrorSchema);
   app.addSchema(ErrorSchema);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks that run on every request take callbacks, not promises: they are on every request's path.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    if (request.routeOptions.config.public) return;
-    if (isBlocked(deps, request.ip)) throw new ApiError('ip_blocked');
+    if (!request.routeOptions.config.public && isBlocked(deps, request.ip))
+      return done(new ApiError('ip_blocked'));
+    done();
   });
 
   // Every JSON object we answer carries request_id (SPEC.md §4), placed first.
-  app.addHook('preSerialization', async (request, _reply, payload) => {
+  app.addHook('preSerialization', (request, _reply, payload, done) => {
     if (payload && typeof payload === 'object' && !Array.isArray(payload) && !('request_id' in payload)) {
-      return { request_id: request.id, ...payload };
+      return done(null, { request_id: request.id, ...payload });
     }
-    return payload;
+    done(null, payload);
   });
 
   app.addHook('onSend', idempotencyOnSend(deps));

@@ -52,25 +52,31 @@ export function idempotency(deps: Deps, scopeOf: ScopeOf) {
 
 /** onSend hook: stores the answer of a claimed key, or frees the key when the server failed. */
 export function idempotencyOnSend(deps: Deps) {
-  return async function storeIdempotentResponse(
+  async function store(claim: { scope: string; key: string }, statusCode: number, payload: unknown) {
+    // A 400 means the request was refused as sent and nothing ran: free the key so that the corrected
+    // request may use it. A 5xx may be retried as it is. Every other answer is the request's outcome.
+    if (statusCode === 400 || statusCode >= 500 || typeof payload !== 'string') {
+      await deleteIdempotencyKey(deps.db.kysely, claim);
+    } else {
+      await saveIdempotentResponse(deps.db.kysely, { ...claim, statusCode, responseBody: payload });
+    }
+  }
+  // Callback style: most requests carry no key, and they should not pay for a promise here.
+  return function storeIdempotentResponse(
     request: FastifyRequest,
     reply: FastifyReply,
     payload: unknown,
-  ) {
+    done: (error: Error | null, payload?: unknown) => void,
+  ): void {
     const claim = request.idempotency;
-    if (!claim) return payload;
-    request.idempotency = undefined;
-    // A 400 means the request was refused as sent and nothing ran: free the key so that the corrected
-    // request may use it. A 5xx may be retried as it is. Every other answer is the request's outcome.
-    if (reply.statusCode === 400 || reply.statusCode >= 500 || typeof payload !== 'string') {
-      await deleteIdempotencyKey(deps.db.kysely, claim);
-    } else {
-      await saveIdempotentResponse(deps.db.kysely, {
-        ...claim,
-        statusCode: reply.statusCode,
-        responseBody: payload,
-      });
+    if (!claim) {
+      done(null, payload);
+      return;
     }
-    return payload;
+    request.idempotency = undefined;
+    store(claim, reply.statusCode, payload).then(
+      () => done(null, payload),
+      (error: Error) => done(error),
+    );
   };
 }

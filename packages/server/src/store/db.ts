@@ -38,8 +38,19 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
     const kysely = new Kysely<Database>({
       dialect: new SqliteDialect({ database: withStatementCache(database) }),
     });
+    // Reading data_version opens a read transaction (locks on the WAL index), which costs as much as a
+    // query: read it at most every DATA_VERSION_PERIOD_MS, so another process's write is seen within that.
     const dataVersion = database.prepare('pragma data_version').pluck();
-    dataVersions.set(kysely, () => dataVersion.get() as number);
+    let version = 0;
+    let readAt = Number.NEGATIVE_INFINITY;
+    dataVersions.set(kysely, () => {
+      const now = performance.now();
+      if (now - readAt >= DATA_VERSION_PERIOD_MS) {
+        version = dataVersion.get() as number;
+        readAt = now;
+      }
+      return version;
+    });
     return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
   }
   // Timestamps are BIGINT milliseconds: well inside Number's safe range, so parse them as numbers.
@@ -61,6 +72,7 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
  * never for this connection's own writes. Lets in-process caches stay exact (store/merchants.ts).
  */
 const dataVersions = new WeakMap<Kysely<Database>, () => number>();
+const DATA_VERSION_PERIOD_MS = 100;
 
 export function sqliteDataVersion(kysely: Kysely<Database>): number | undefined {
   return dataVersions.get(kysely)?.();
