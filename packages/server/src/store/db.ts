@@ -3,7 +3,18 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import {
+  Kysely,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  PostgresDialect,
+  type QueryResult,
+  type RootOperationNode,
+  SqliteDialect,
+  sql,
+  type UnknownRow,
+} from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 
@@ -35,21 +46,26 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
     database.pragma('busy_timeout = 5000');
     // Checkpoint the WAL every ~40 MB rather than every 4 MB: fewer fsyncs on a write-heavy sandbox.
     database.pragma('wal_autocheckpoint = 10000');
+    const writes = new WriteCounter();
     const kysely = new Kysely<Database>({
       dialect: new SqliteDialect({ database: withStatementCache(database) }),
+      plugins: [writes],
     });
     // Reading data_version opens a read transaction (locks on the WAL index), which costs as much as a
     // query: read it at most every DATA_VERSION_PERIOD_MS, so another process's write is seen within that.
     const dataVersion = database.prepare('pragma data_version').pluck();
     let version = 0;
     let readAt = Number.NEGATIVE_INFINITY;
-    dataVersions.set(kysely, () => {
-      const now = performance.now();
-      if (now - readAt >= DATA_VERSION_PERIOD_MS) {
-        version = dataVersion.get() as number;
-        readAt = now;
-      }
-      return version;
+    readCacheStates.set(kysely, {
+      writes: () => writes.count,
+      dataVersion: () => {
+        const now = performance.now();
+        if (now - readAt >= DATA_VERSION_PERIOD_MS) {
+          version = dataVersion.get() as number;
+          readAt = now;
+        }
+        return version;
+      },
     });
     return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
   }
@@ -68,14 +84,34 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
 }
 
 /**
- * SQLite's data_version per database: it changes when another connection (another process) commits,
- * never for this connection's own writes. Lets in-process caches stay exact (store/merchants.ts).
+ * What in-process read caches (store/read-cache.ts) need to stay exact on SQLite: a count of this
+ * connection's writes, and data_version, which changes when another connection (another process)
+ * commits. PostgreSQL has neither: other processes write unseen, so nothing is cached there.
  */
-const dataVersions = new WeakMap<Kysely<Database>, () => number>();
+export interface ReadCacheState {
+  writes(): number;
+  dataVersion(): number;
+}
+
+const readCacheStates = new WeakMap<Kysely<Database>, ReadCacheState>();
 const DATA_VERSION_PERIOD_MS = 100;
 
-export function sqliteDataVersion(kysely: Kysely<Database>): number | undefined {
-  return dataVersions.get(kysely)?.();
+export function readCacheState(kysely: Kysely<Database>): ReadCacheState | undefined {
+  return readCacheStates.get(kysely);
+}
+
+/** Counts every query that is not a SELECT as it is compiled: inserts, updates, deletes, DDL, raw SQL. */
+class WriteCounter implements KyselyPlugin {
+  count = 0;
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    if (args.node.kind !== 'SelectQueryNode') this.count++;
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 500;

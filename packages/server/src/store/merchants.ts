@@ -2,7 +2,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { DEFAULT_CONSUMER_FEE_PPM, DEFAULT_FX_FEE_PPM, DEFAULT_MERCHANT_FEE_PPM } from '../domain/fees.ts';
 import { ids, type KeyEnvironment, sha256 } from '../ids.ts';
-import { sqliteDataVersion } from './db.ts';
+import { ReadCache } from './read-cache.ts';
 import type { ApiKeysTable, Database, MerchantsTable } from './schema.ts';
 
 export interface Merchant {
@@ -138,55 +138,19 @@ export interface ApiKeyWithMerchant {
 }
 
 /** The live (unrevoked) key with this hash, with its merchant. */
-/**
- * Keys found, per embedded SQLite database, so that authentication costs no query. Exact, not a TTL:
- * an entry is used only while SQLite's data_version says no other connection has written since it was
- * read, and this process's own writes to keys or merchants clear the cache. On PostgreSQL, where other
- * processes write unseen, every request reads the key.
- */
-const keyCaches = new WeakMap<Kysely<Database>, KeyCache>();
-const KEY_CACHE_MAX = 10_000;
-
-interface KeyCache {
-  /** SQLite data_version the entries were read under. */
-  version: number;
-  /** Bumped by every forget, so a read that raced a write is not cached. */
-  generation: number;
-  keys: Map<string, ApiKeyWithMerchant>;
-}
-
-/** Forgets every cached key of this database; call around writes to api_keys or merchants. */
-export function forgetCachedKeys(db: Kysely<Database>): void {
-  const cache = keyCaches.get(db);
-  if (!cache) return;
-  cache.keys.clear();
-  cache.generation++;
-}
+/** Keys found, per database: authentication costs no query while nothing was written (read-cache.ts). */
+const keyCaches = new WeakMap<Kysely<Database>, ReadCache<ApiKeyWithMerchant>>();
 
 export async function findActiveKeyByHash(
   db: Kysely<Database>,
   keyHash: string,
 ): Promise<ApiKeyWithMerchant | undefined> {
-  const version = sqliteDataVersion(db);
-  if (version === undefined) return readActiveKey(db, keyHash);
   let cache = keyCaches.get(db);
   if (!cache) {
-    cache = { version, generation: 0, keys: new Map() };
+    cache = new ReadCache(db);
     keyCaches.set(db, cache);
-  } else if (cache.version !== version) {
-    forgetCachedKeys(db);
-    cache.version = version;
   }
-  const cached = cache.keys.get(keyHash);
-  if (cached) return cached;
-  const generation = cache.generation;
-  const found = await readActiveKey(db, keyHash);
-  // Only hits are kept: a key created a moment ago must work at once, and misses are rate-limited anyway.
-  if (found && cache.generation === generation && sqliteDataVersion(db) === cache.version) {
-    if (cache.keys.size >= KEY_CACHE_MAX) cache.keys.clear();
-    cache.keys.set(keyHash, found);
-  }
-  return found;
+  return cache.get(keyHash, () => readActiveKey(db, keyHash));
 }
 
 async function readActiveKey(db: Kysely<Database>, keyHash: string): Promise<ApiKeyWithMerchant | undefined> {
@@ -234,7 +198,6 @@ export async function rollSecretKey(
       .where('revoked_at', 'is', null)
       .returning('key_hash')
       .execute();
-    forgetCachedKeys(db);
     const secretKey = ids.secretKey(merchant.environment);
     await trx
       .insertInto('api_keys')
@@ -242,7 +205,6 @@ export async function rollSecretKey(
       .execute();
     return { secretKey, revokedHashes: revoked.map((r) => r.key_hash) };
   });
-  forgetCachedKeys(db);
   return rolled;
 }
 

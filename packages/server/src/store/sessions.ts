@@ -5,6 +5,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { MemberStatus, SessionStatus } from '../domain/session-state.ts';
 import type { SplitMode } from '../domain/split.ts';
 import { isUniqueViolation } from './db.ts';
+import { ReadCache } from './read-cache.ts';
 import type { Database, MembersTable, SessionsTable } from './schema.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -232,6 +233,26 @@ export async function findSessionById(
     .where('merchant_id', '=', merchantId)
     .executeTakeFirst();
   return row && toSession(row);
+}
+
+/** Sessions with their members, per database: the SDK polls each open session every 3 seconds. */
+const detailCaches = new WeakMap<Kysely<Database>, ReadCache<{ session: Session; members: Member[] }>>();
+
+/** The merchant's session and its members; served from memory while nothing was written (read-cache.ts). */
+export async function findSessionWithMembers(
+  db: Kysely<Database>,
+  merchantId: string,
+  sessionId: string,
+): Promise<{ session: Session; members: Member[] } | undefined> {
+  let cache = detailCaches.get(db);
+  if (!cache) {
+    cache = new ReadCache(db);
+    detailCaches.set(db, cache);
+  }
+  return cache.get(`${merchantId}\u0000${sessionId}`, async () => {
+    const session = await findSessionById(db, merchantId, sessionId);
+    return session && { session, members: await listMembers(db, sessionId) };
+  });
 }
 
 export async function findSessionByOrganizerTokenHash(
