@@ -15,7 +15,7 @@ import Fastify, {
   LogController,
   type RouteOptions,
 } from 'fastify';
-import { CORS_ALLOWED_HEADERS } from './api/auth.ts';
+import { CORS_ALLOWED_HEADERS, clientNetwork } from './api/auth.ts';
 import { ApiError, type ErrorCode } from './api/errors.ts';
 import { idempotencyOnSend } from './api/idempotency.ts';
 import { registerApiRoutes } from './api/index.ts';
@@ -57,6 +57,7 @@ class RequestLog extends LogController {
 function logRequest(request: FastifyRequest, reply: FastifyReply, ms: number) {
   reply.log.info(
     {
+      request_id: request.id,
       method: request.method,
       route: request.routeOptions.url ?? '(no route)',
       status: reply.statusCode,
@@ -138,6 +139,9 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   const app = Fastify({
     loggerInstance: deps.logger,
     logController: new RequestLog(),
+    // No child logger per request (pino's child() costs on every request): the few lines we log name
+    // their request_id themselves.
+    childLoggerFactory: (logger) => logger,
     genReqId: () => ids.request(),
     requestIdHeader: false,
     trustProxy: config.trustProxy,
@@ -197,7 +201,8 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error);
-    if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    if (apiError.statusCode >= 500)
+      request.log.error({ request_id: request.id, err: error }, 'request failed');
     return sendError(request, reply, apiError);
   });
 
@@ -208,6 +213,8 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     redis: deps.redis,
     nameSpace: `${config.redisKeyPrefix}ratelimit:`,
     enableDraftSpec: true,
+    // Per client: an IPv4 address, or an IPv6 /64 (one allocation), as the failed-auth limits count.
+    keyGenerator: (request) => clientNetwork(request.ip),
     // A rate-limit store that does not answer must not take the API down with it.
     skipOnError: true,
     errorResponseBuilder: (_request, context) =>

@@ -42,7 +42,8 @@ export function clientNetwork(ip: string): string {
   const [head = '', tail] = address.split('::');
   const front = head ? head.split(':') : [];
   const back = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? front : [...front, ...Array(8).fill('0')].slice(0, 8 - back.length);
+  const groups =
+    tail === undefined ? front : [...front, ...Array(8 - front.length - back.length).fill('0'), ...back];
   const prefix = [...groups, '0', '0', '0', '0']
     .slice(0, 4)
     .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''));
