@@ -30,7 +30,10 @@ const ROUTES = [
   testHelpersExpire,
 ];
 
-const merchantScope = (request: FastifyRequest) => `merchant:${request.auth?.merchant.id ?? 'anonymous'}`;
+// Per merchant and kind of key: the publishable key is public, so it must never be replayed an answer the
+// secret key was given (a headless create answers the organizer's access token, with no signature needed).
+const merchantScope = (request: FastifyRequest) =>
+  `merchant:${request.auth?.merchant.id ?? 'anonymous'}:${request.auth?.keyKind ?? 'none'}`;
 
 export function registerApiRoutes(app: App, deps: Deps) {
   const idempotent = idempotency(deps, merchantScope) as preHandlerHookHandler;

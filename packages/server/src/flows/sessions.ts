@@ -19,7 +19,7 @@ import {
   type Session,
   transitionSession,
 } from '../store/sessions.ts';
-import { checkMerchantUrl } from './urls.ts';
+import { checkMerchantUrl, checkWebhookEndpointUrl } from './urls.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -74,6 +74,12 @@ export async function createSession(
       value === undefined ? undefined : checkMerchantUrl(field, value, deps.config.serviceEnv),
     )
     .filter((e): e is string => e !== undefined);
+  // In production a webhook target must also resolve only to public addresses (DESIGN.md §11), as a
+  // registered endpoint must: our delivery workers are never to be aimed inside our own network.
+  if (input.webhookUrl !== undefined && deps.config.serviceEnv === 'production' && urlErrors.length === 0) {
+    const problem = await checkWebhookEndpointUrl('webhook_url', input.webhookUrl, 'production');
+    if (problem) urlErrors.push(problem);
+  }
   if (urlErrors.length > 0) invalid('invalid_request', urlErrors);
 
   if (input.signature === undefined) {
@@ -194,7 +200,12 @@ export async function closeSession(
     await recordEvent(trx, CLOSING_EVENT[to], { session, members }, now);
     return { session, members, refunds: [] };
   });
-  if (!result) throw new ApiError('session_not_pending');
+  if (!result) {
+    // A cancel refused only because expires_at has passed says so, as every other change does.
+    const session = to === 'cancelled' ? await findSessionByIdUnscoped(deps.db.kysely, sessionId) : undefined;
+    if (session) assertOpen(session, now);
+    throw new ApiError('session_not_pending');
+  }
   return result;
 }
 

@@ -7,7 +7,7 @@ import { ApiError } from '../api/errors.ts';
 import { idempotency } from '../api/idempotency.ts';
 import { RequestId, rateLimitConfig, Timestamp } from '../api/schemas.ts';
 import { CartSchema, MemberSchema, SplitModeSchema } from '../api/sessions.schemas.ts';
-import { closedToWire, groupToWire } from '../api/sessions.wire.ts';
+import { closedToWire, groupToWire, memberToWire } from '../api/sessions.wire.ts';
 import type { App } from '../app.ts';
 import { toIso } from '../clock.ts';
 import type { Deps } from '../deps.ts';
@@ -58,13 +58,7 @@ const cartView = (session: Session) => {
 };
 
 function memberView(deps: Deps, session: Session, m: Member, role: Role) {
-  const base = {
-    id: m.id,
-    name: m.name,
-    amount_cents: m.amountCents,
-    status: m.status,
-    is_organizer: m.isOrganizer,
-  };
+  const base = { ...memberToWire(m), is_organizer: m.isOrganizer };
   if (role !== 'organizer') return base;
   return {
     ...base,
@@ -267,7 +261,6 @@ export function registerPayApi(app: App, deps: Deps) {
       const session = member && (await findSessionById(deps.db.kysely, member.merchantId, member.sessionId));
       if (!member || !session) throw new ApiError('share_not_found');
       const merchant = await findMerchantById(deps.db.kysely, session.merchantId);
-      const fee = consumerFee(member.amountCents, session.consumerFeePpm);
       return {
         request_id: request.id,
         share_id: member.shareId,
@@ -277,9 +270,9 @@ export function registerPayApi(app: App, deps: Deps) {
         order_ref: session.orderRef,
         currency: session.currency,
         expires_at: toIso(session.expiresAt),
-        member: { id: member.id, name: member.name, amount_cents: member.amountCents, status: member.status },
-        consumer_fee_cents: fee,
-        amount_due_cents: member.amountCents + fee,
+        member: memberToWire(member),
+        consumer_fee_cents: consumerFee(member.amountCents, session.consumerFeePpm),
+        amount_due_cents: chargeAmount(member.amountCents, session.consumerFeePpm),
         cart: cartView(session),
       };
     },

@@ -100,16 +100,25 @@ export function readCacheState(kysely: Kysely<Database>): ReadCacheState | undef
   return readCacheStates.get(kysely);
 }
 
-/** Counts every query that is not a SELECT as it is compiled: inserts, updates, deletes, DDL, raw SQL. */
+/**
+ * Counts every query that is not a SELECT, once as it is compiled and again when it has run: a read that
+ * starts between the two (the single connection's lock does not serve waiters in arrival order) sees the
+ * count move while it loads, and what it read is not cached.
+ */
 class WriteCounter implements KyselyPlugin {
   count = 0;
+  readonly #running = new WeakSet<object>();
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    if (args.node.kind !== 'SelectQueryNode') this.count++;
+    if (args.node.kind !== 'SelectQueryNode') {
+      this.count++;
+      this.#running.add(args.queryId);
+    }
     return args.node;
   }
 
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    if (this.#running.delete(args.queryId)) this.count++;
     return args.result;
   }
 }

@@ -92,6 +92,32 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('a publishable key never replays what the secret key was answered', async () => {
+      // A headless create answers the organizer's access token. The publishable key is public: with the
+      // same Idempotency-Key and body it must not get that answer, nor skip the signature it needs.
+      const m = await t.createMerchant({ name: 'Headless Shop', headless: true });
+      const key = freshKey();
+      const body = {
+        cart: {
+          total: 1000,
+          currency: 'usd',
+          items: [{ id: 'a', name: 'A', quantity: 1, unit_price: 1000 }],
+          metadata: { order_ref: 'ORD-7' },
+        },
+      };
+      const headers = { 'idempotency-key': key };
+      const first = await t.request('POST', '/v1/sessions', { key: m.secretKey, body, headers });
+      assert.equal(first.status, 200, first.text);
+      const replay = await t.request('POST', '/v1/sessions', { key: m.publishableKey, body, headers });
+      assert.equal(replay.headers.get('idempotent-replayed'), null);
+      assert.equal(replay.status, 400, replay.text);
+      assert.equal(replay.body.code, 'invalid_signature');
+      assert.doesNotMatch(replay.text, /at_/);
+      // The secret key still gets its own replay.
+      const again = await t.request('POST', '/v1/sessions', { key: m.secretKey, body, headers });
+      assert.equal(again.text, first.text);
+    });
+
     test('ten concurrent requests with one key run once', async () => {
       const m = await t.createMerchant({ name: 'Concurrent Shop' });
       const key = freshKey();

@@ -315,5 +315,27 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(res.body.details, ['success_url must be an https URL']);
       assert.deepEqual(await listedSessionIds(t), []);
     });
+
+    test('a webhook_url reaching a private, loopback or link-local address is refused (DESIGN.md §11)', async () => {
+      for (const url of [
+        'https://127.0.0.1/hooks',
+        'https://10.1.2.3/hooks',
+        'https://169.254.169.254/latest/meta-data',
+        'https://[::1]/hooks',
+      ]) {
+        const res = await t.request('POST', '/v1/sessions', {
+          key: t.merchant.secretKey,
+          body: { cart: sampleCart(), webhook_url: url },
+        });
+        assert.equal(res.status, 400, `${url} → ${res.status} ${res.text}`);
+        assert.deepEqual(res.body.details, ['webhook_url must resolve to public addresses only']);
+      }
+      const ok = await t.request('POST', '/v1/sessions', {
+        key: t.merchant.secretKey,
+        body: { cart: sampleCart(), webhook_url: 'https://93.184.216.34/hooks' },
+      });
+      assert.equal(ok.status, 200, ok.text);
+      assert.equal((await listedSessionIds(t)).length, 1);
+    });
   });
 }

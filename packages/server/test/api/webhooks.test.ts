@@ -200,6 +200,15 @@ for (const dialect of DIALECTS) {
         );
       });
 
+      test('an id too long to exist is simply not found (docs/decisions.md), up to the router limit', async () => {
+        const m = await t.createMerchant({ name: 'Long Id Shop' });
+        for (const id of ['we_unknown', `we_${'x'.repeat(70)}`, `we_${'x'.repeat(97)}`]) {
+          const res = await t.request('DELETE', `/v1/webhooks/${id}`, { key: m.secretKey });
+          assert.equal(res.status, 404, `${id.length} characters → ${res.status} ${res.text}`);
+          assert.equal(res.body.code, 'webhook_not_found');
+        }
+      });
+
       test('a publishable key may not list, create or revoke', async () => {
         const m = await t.createMerchant({ name: 'Public Shop' });
         const hook = await create(m.secretKey, { url: 'https://hooks.example/p', events: ['*'] });
