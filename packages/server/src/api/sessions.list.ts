@@ -1,10 +1,12 @@
 // GET /sessions — the merchant's sessions, newest first, paged by a millisecond cursor (SPEC.md §4.2).
+import type { preValidationHookHandler } from 'fastify';
 import Type from 'typebox';
 import type { App } from '../app.ts';
 import { toIso } from '../clock.ts';
 import type { Deps } from '../deps.ts';
 import { listSessions } from '../store/sessions.ts';
 import { authenticate, merchantOf } from './auth.ts';
+import { ApiError } from './errors.ts';
 import { AUTH_ERRORS, RequestId, rateLimitConfig, responses, Timestamp } from './schemas.ts';
 
 const ListQuery = Type.Object(
@@ -38,6 +40,29 @@ const SessionList = Type.Object({
   next_cursor: Type.Union([Type.Integer(), Type.Null()]),
 });
 
+/**
+ * Query integers must be written in decimal digits. Schema coercion would read `0x10` as 16 or `1e2` as
+ * 100 (it uses JavaScript's Number); those spellings are refused before it sees them. Plain bad values
+ * (`abc`, `-1`, `2.5`) are left to the schema, which names the rule they break.
+ */
+function decimalQuery(names: string[]): preValidationHookHandler {
+  return (request, _reply, done) => {
+    const query = request.query as Record<string, unknown>;
+    for (const name of names) {
+      const value = query[name];
+      if (Array.isArray(value))
+        return done(new ApiError('invalid_request', { message: `${name} must be given once` }));
+      const odd =
+        typeof value === 'string' && Number.isFinite(Number(value)) && !/^-?\d+(\.\d*)?$/.test(value);
+      if (odd)
+        return done(
+          new ApiError('invalid_request', { message: `${name} must be written in decimal digits` }),
+        );
+    }
+    done();
+  };
+}
+
 export function register(app: App, deps: Deps) {
   app.get(
     `${deps.config.apiPrefix}/sessions`,
@@ -50,6 +75,7 @@ export function register(app: App, deps: Deps) {
       },
       config: rateLimitConfig(deps, 'SESSIONS_LIST'),
       onRequest: authenticate(deps, 'secret'),
+      preValidation: decimalQuery(['limit', 'cursor']),
     },
     async (request) => {
       const limit = request.query.limit ?? 25;

@@ -104,6 +104,11 @@ for (const dialect of DIALECTS) {
         '?cursor=-5',
         '?cursor=99999999999999999999',
         '?order=asc',
+        '?limit=0x10',
+        '?limit=1e1',
+        '?limit=%2010',
+        '?cursor=0b101',
+        '?limit=5&limit=6',
       ]) {
         const res = await list(merchant, query);
         assert.equal(res.status, 400, `${query}: ${res.text}`);
@@ -113,6 +118,11 @@ for (const dialect of DIALECTS) {
       assert.equal((await list(merchant, '?limit=0')).body.error, 'limit must be at least 1');
       assert.equal((await list(merchant, '?limit=101')).body.error, 'limit must be at most 100');
       assert.equal((await list(merchant, '?limit=abc')).body.error, 'limit must be an integer');
+      assert.equal(
+        (await list(merchant, '?limit=0x10')).body.error,
+        'limit must be written in decimal digits',
+      );
+      assert.equal((await list(merchant, '?limit=5&limit=6')).body.error, 'limit must be given once');
       for (const query of ['?limit=1', '?limit=100']) assert.equal((await list(merchant, query)).status, 200);
     });
 
