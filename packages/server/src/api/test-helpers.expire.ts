@@ -2,10 +2,8 @@
 // Not registered in production, where the path answers 404 like any unknown route.
 import type { App } from '../app.ts';
 import type { Deps } from '../deps.ts';
-import { closeSession } from '../flows/sessions.ts';
-import { findSessionById } from '../store/sessions.ts';
+import { closeMerchantSession } from '../flows/sessions.ts';
 import { authenticate, merchantOf } from './auth.ts';
-import { ApiError } from './errors.ts';
 import { AUTH_ERRORS, rateLimitConfig, responses } from './schemas.ts';
 import { ClosedSessionSchema } from './sessions.cancel.ts';
 import { SessionParams } from './sessions.get.ts';
@@ -26,9 +24,13 @@ export function register(app: App, deps: Deps) {
       onRequest: authenticate(deps, 'secret'),
     },
     async (request) => {
-      const session = await findSessionById(deps.db.kysely, merchantOf(request).id, request.params.sessionId);
-      if (!session) throw new ApiError('session_not_found');
-      return { request_id: request.id, ...closedToWire(await closeSession(deps, session.id, 'expired')) };
+      const closed = await closeMerchantSession(
+        deps,
+        merchantOf(request).id,
+        request.params.sessionId,
+        'expired',
+      );
+      return { request_id: request.id, ...closedToWire(closed) };
     },
   );
 }

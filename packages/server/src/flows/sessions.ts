@@ -12,6 +12,7 @@ import type { EventType } from '../events/types.ts';
 import { ids, sha256 } from '../ids.ts';
 import {
   type Customer,
+  findSessionById,
   findSessionByIdUnscoped,
   insertSession,
   listMembers,
@@ -207,6 +208,18 @@ export async function closeSession(
     throw new ApiError('session_not_pending');
   }
   return result;
+}
+
+/** Closes the merchant's session; another merchant's, or an unknown id, is session_not_found. */
+export async function closeMerchantSession(
+  deps: Deps,
+  merchantId: string,
+  sessionId: string,
+  to: 'cancelled' | 'expired',
+): Promise<ClosedSession> {
+  const session = await findSessionById(deps.db.kysely, merchantId, sessionId);
+  if (!session) throw new ApiError('session_not_found');
+  return closeSession(deps, session.id, to);
 }
 
 /**

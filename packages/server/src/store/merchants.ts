@@ -183,7 +183,7 @@ export async function rollSecretKey(
   merchantId: string,
   now: number,
 ): Promise<{ secretKey: string; revokedHashes: string[] } | undefined> {
-  const rolled = await db.transaction().execute(async (trx) => {
+  return db.transaction().execute(async (trx) => {
     const merchant = await trx
       .selectFrom('merchants')
       .select(['id', 'environment'])
@@ -205,7 +205,6 @@ export async function rollSecretKey(
       .execute();
     return { secretKey, revokedHashes: revoked.map((r) => r.key_hash) };
   });
-  return rolled;
 }
 
 export type { ApiKeysTable };

@@ -2,7 +2,7 @@
 // merchant's session is simply not found (STYLE.md habit 4); pay-page lookups go by token or share id.
 import type { Cart } from '@group-checkout/node';
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { MemberStatus, SessionStatus } from '../domain/session-state.ts';
+import { assertTransition, type MemberStatus, type SessionStatus } from '../domain/session-state.ts';
 import type { SplitMode } from '../domain/split.ts';
 import { isUniqueViolation } from './db.ts';
 import { ReadCache } from './read-cache.ts';
@@ -343,10 +343,11 @@ export async function transitionSession(
   now: number,
   openAt?: number,
 ): Promise<boolean> {
-  const closing = to !== 'pending';
+  // The domain's state machine decides which moves exist; every move leaves pending, so it closes.
+  assertTransition(from, to);
   let query = trx
     .updateTable('sessions')
-    .set(closing ? { status: to, updated_at: now, closed_at: now } : { status: to, updated_at: now })
+    .set({ status: to, updated_at: now, closed_at: now })
     .where('id', '=', sessionId)
     .where('status', '=', from);
   if (openAt !== undefined) query = query.where('expires_at', '>', openAt);

@@ -14,6 +14,7 @@ import {
   SESSION_ENV,
   sampleCart,
 } from '../helpers/sessions.ts';
+import { utf16Cart } from '../helpers/signing.ts';
 
 const VECTORS = fileURLToPath(new URL('../../../node/test/fixtures/cart-signatures.json', import.meta.url));
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -190,14 +191,7 @@ for (const dialect of DIALECTS) {
 
     test('item ids are sorted by UTF-16 code units, as JavaScript compares strings', async () => {
       // By code point U+FF61 comes before U+1F600; in UTF-16 the emoji's lead surrogate (D83D) comes first.
-      const cart: Cart = {
-        total: 300,
-        currency: 'usd',
-        items: [
-          { id: '\uFF61', name: 'Halfwidth full stop', quantity: 1, unit_price: 100 },
-          { id: '\u{1F600}', name: 'Grin', quantity: 1, unit_price: 200 },
-        ],
-      };
+      const cart: Cart = utf16Cart();
       const res = await t.request('POST', '/v1/sessions', {
         key: t.merchant.publishableKey,
         body: { cart, signature: signCart(cart, t.merchant.merchant.signingSecret) },

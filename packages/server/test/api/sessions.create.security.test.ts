@@ -1,24 +1,10 @@
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { type Cart, canonicalCart, signCart } from '@group-checkout/node';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { listedSessionIds, SESSION_ENV, sampleCart } from '../helpers/sessions.ts';
-
-const hmacHex = (key: string, text: string) => createHmac('sha256', key).update(text, 'utf8').digest('hex');
-
-/** JSON with object keys sorted (RFC 8785 for cart values), written apart from the code under test. */
-function sortedJson(value: unknown, space?: number): string {
-  return JSON.stringify(
-    value,
-    (_key, v: unknown) =>
-      v !== null && typeof v === 'object' && !Array.isArray(v)
-        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-        : v,
-    space,
-  );
-}
+import { hmacHex, sortedJson, utf16Cart } from '../helpers/signing.ts';
 
 const byId = (cart: Cart): Cart => ({
   ...cart,
@@ -149,14 +135,7 @@ for (const dialect of DIALECTS) {
     });
 
     test('diagnosis: items sorted by code point instead of UTF-16 code units', async () => {
-      const cart: Cart = {
-        total: 300,
-        currency: 'usd',
-        items: [
-          { id: '\uFF61', name: 'Halfwidth full stop', quantity: 1, unit_price: 100 },
-          { id: '\u{1F600}', name: 'Grin', quantity: 1, unit_price: 200 },
-        ],
-      };
+      const cart: Cart = utf16Cart();
       // Sorted by code point the order above stays; that is the request order, not the signed one.
       await refusedSignature(
         m.publishableKey,

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import type { Cart } from '@group-checkout/node';
@@ -10,6 +9,7 @@ import {
   type SignatureCheck,
   type SignatureMistake,
 } from '../../src/domain/signature-check.ts';
+import { hmacHex, sortedJson } from '../helpers/signing.ts';
 
 const SIGNING_SECRET = 'svc_sig_test_Zx8PqR2mN5vB7cK1jH3gF6dS';
 const SECRET_API_KEY = 'svc_sk_test_9fJ2kL4mN6pQ8rS0tU2vW4xY';
@@ -34,22 +34,6 @@ const CART: Cart = {
   fees: [{ id: 'svc', label: 'Service fee', amount: 650 }],
   metadata: { order_ref: 'ORD-1001', channel: 'web' },
 };
-
-function hmacHex(key: string, text: string): string {
-  return createHmac('sha256', key).update(text, 'utf8').digest('hex');
-}
-
-/** JSON with object keys sorted, written independently of the module under test. */
-function sortedJson(value: unknown, space?: number): string {
-  return JSON.stringify(
-    value,
-    (_key, v: unknown) =>
-      v !== null && typeof v === 'object' && !Array.isArray(v)
-        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-        : v,
-    space,
-  );
-}
 
 function withoutImages(cart: Cart): Cart {
   return { ...cart, items: cart.items.map(({ image_url: _, ...item }) => item) };
