@@ -3,9 +3,9 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.ts';
 import { isCurrencyCode } from './domain/currencies.ts';
+import { createMerchant, rollSecretKey } from './flows/merchants.ts';
 import { keyEnvironmentFor } from './ids.ts';
 import { type Db, openDb } from './store/db.ts';
-import { insertMerchant, rollSecretKey } from './store/merchants.ts';
 import { migrateToLatest } from './store/migrations/index.ts';
 
 class UsageError extends Error {}
@@ -88,8 +88,8 @@ async function run(argv: string[]): Promise<void> {
     const allowedOrigins = (values['allowed-origin'] ?? []).map(origin);
     await withDb(config.databaseUrl, async (db) => {
       const environment = keyEnvironmentFor(config.serviceEnv);
-      const { merchant, publishableKey, secretKey } = await insertMerchant(
-        db.kysely,
+      const { merchant, publishableKey, secretKey } = await createMerchant(
+        db,
         { name, environment, headlessApiEnabled: values.headless ?? false, payoutCurrency, allowedOrigins },
         Date.now(),
       );
@@ -124,7 +124,7 @@ async function run(argv: string[]): Promise<void> {
     if (!values.merchant) throw new UsageError('merchant keys roll needs --merchant ID');
     const merchantId = values.merchant;
     await withDb(config.databaseUrl, async (db) => {
-      const rolled = await rollSecretKey(db.kysely, merchantId, Date.now());
+      const rolled = await rollSecretKey(db, merchantId, Date.now());
       if (!rolled) throw new UsageError(`no merchant ${merchantId}`);
       print(values.json ?? false, { merchant_id: merchantId, secret_key: rolled.secretKey }, [
         `new secret key for ${merchantId}: ${rolled.secretKey}   (shown once; the old one no longer works)`,

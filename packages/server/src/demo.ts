@@ -1,15 +1,15 @@
 // First start of the sandbox on an empty database: create a demo merchant and print what a developer
 // needs to try the API. Secrets go to the terminal once, never to the log.
 import type { Deps } from './deps.ts';
-import { countMerchants, insertMerchant } from './store/merchants.ts';
+import { countMerchants, createMerchant } from './flows/merchants.ts';
 
 export async function ensureDemoMerchant(deps: Deps): Promise<void> {
   const { config } = deps;
   if (config.serviceEnv !== 'sandbox') return;
-  if ((await countMerchants(deps.db.kysely)) > 0) return;
+  if ((await countMerchants(deps.db)) > 0) return;
   const payOrigin = new URL(config.publicPayUrl).origin;
-  const created = await insertMerchant(
-    deps.db.kysely,
+  const created = await createMerchant(
+    deps.db,
     {
       name: 'Demo Shop',
       environment: 'test',

@@ -1,24 +1,19 @@
-// Authentication and access for the merchant API (SPEC.md §5, DESIGN.md §4). Runs as an onRequest
-// hook, before the body is read: the key decides the merchant, the scope and the CORS answer.
+// Authentication and access for the merchant API (docs/api.md#authentication). Runs as an onRequest
+// hook, before the body is read: the key decides the merchant, the scope and the CORS answer, and the
+// request gets its Caller, the one thing flows learn of who asked.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
+import { ServiceError } from '../errors.ts';
+import type { Caller } from '../flows/caller.ts';
 import { keyEnvironmentFor, sha256 } from '../ids.ts';
-import { findActiveKeyByHash, KEY_PREFIX_LENGTH, type Merchant } from '../store/merchants.ts';
-import { ApiError } from './errors.ts';
+import { findActiveKeyByHash, KEY_PREFIX_LENGTH } from '../store/merchants.ts';
 
-export type AuthRequirement = 'secret' | 'publishable-or-secret';
-
-export interface AuthContext {
-  merchant: Merchant;
-  keyKind: 'publishable' | 'secret';
-  /** The key as presented; kept only for the request, to tell a merchant it signed a cart with it. */
-  presentedKey: string;
-}
+type AuthRequirement = 'secret' | 'publishable-or-secret';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    auth: AuthContext | null;
+    caller: Caller | null;
   }
 }
 
@@ -71,17 +66,17 @@ export function authenticate(deps: Deps, requirement: AuthRequirement) {
     const writes = [deps.counters.increment(`auth-ip:${clientNetwork(request.ip)}`, FAILURE_WINDOW_MS)];
     if (prefix) writes.push(deps.counters.increment(`auth-key:${prefix}`, FAILURE_WINDOW_MS));
     await Promise.all(writes);
-    throw new ApiError(code);
+    throw new ServiceError(code);
   }
 
   return async function authHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    request.auth = null;
+    request.caller = null;
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     const key = match?.[1];
     const prefix = key?.slice(0, KEY_PREFIX_LENGTH);
     // The browser must be able to read our answer to a publishable key, errors included; routes that
-    // need the secret key send no CORS allowance at all (DESIGN.md §4).
+    // need the secret key send no CORS allowance at all (docs/api.md#cors).
     if (requirement !== 'secret' && key?.startsWith('svc_pk_')) allowBrowser(request, reply);
 
     // Past the failure limit, even a correct key from this IP or with this prefix is refused.
@@ -91,8 +86,8 @@ export function authenticate(deps: Deps, requirement: AuthRequirement) {
     const keyLimited = byKey && byKey.count >= limits.AUTH_FAILURES_KEY;
     if (ipLimited || keyLimited) {
       const resetMs = Math.max(ipLimited ? byIp.resetMs : 0, keyLimited ? byKey.resetMs : 0);
-      throw new ApiError('too_many_failed_authentications', {
-        headers: { 'retry-after': String(Math.max(1, Math.ceil(resetMs / 1000))) },
+      throw new ServiceError('too_many_failed_authentications', {
+        retryAfterSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
       });
     }
 
@@ -101,26 +96,26 @@ export function authenticate(deps: Deps, requirement: AuthRequirement) {
     const format = KEY_FORMAT.exec(key);
     if (!format) return fail(request, prefix, 'invalid_api_key_format');
     const kind = format[1] === 'sk' ? 'secret' : 'publishable';
-    if (format[2] !== environment) throw new ApiError('key_environment_mismatch');
+    if (format[2] !== environment) throw new ServiceError('key_environment_mismatch');
     if (kind === 'secret' && request.headers.origin !== undefined)
-      throw new ApiError('secret_key_from_browser');
+      throw new ServiceError('secret_key_from_browser');
 
     const hash = sha256(key);
-    const found = await findActiveKeyByHash(deps.db.kysely, hash);
+    const found = await findActiveKeyByHash(deps.db, hash);
     // The row was found by its hash; compare again in constant time so no lookup shortcut leaks.
     if (!found || !timingSafeEqual(Buffer.from(found.keyHash), Buffer.from(hash))) {
       return fail(request, prefix, 'invalid_api_key');
     }
     const merchantHeader = request.headers['x-merchant-id'];
     if (merchantHeader !== undefined && merchantHeader !== found.merchant.id)
-      throw new ApiError('merchant_mismatch');
-    if (requirement === 'secret' && kind !== 'secret') throw new ApiError('secret_key_required');
-    request.auth = { merchant: found.merchant, keyKind: kind, presentedKey: key };
+      throw new ServiceError('merchant_mismatch');
+    if (requirement === 'secret' && kind !== 'secret') throw new ServiceError('secret_key_required');
+    request.caller = { merchant: found.merchant, keyKind: kind, presentedKey: key };
   };
 }
 
-/** The authenticated merchant; for use in handlers of authenticated routes only. */
-export function merchantOf(request: FastifyRequest): Merchant {
-  if (!request.auth) throw new Error('route is not authenticated');
-  return request.auth.merchant;
+/** Who called an authenticated route; for use in handlers of authenticated routes only. */
+export function callerOf(request: FastifyRequest): Caller {
+  if (!request.caller) throw new Error('route is not authenticated');
+  return request.caller;
 }

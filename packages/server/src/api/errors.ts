@@ -1,80 +1,133 @@
-// One error type with a closed list of codes (STYLE.md habit 3). Each code has one status and one
-// default message; handlers throw `new ApiError('session_not_found')`, the error handler in app.ts
-// turns it into `{ request_id, error, code, details? }`.
+// How the API answers a ServiceError: one status per code, and the wire shape
+// `{ request_id, error, code, details? }` (docs/api.md#errors). Every error reply goes through sendError.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ErrorObject } from 'ajv';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { type ErrorCode, ServiceError } from '../errors.ts';
+import { ids } from '../ids.ts';
+import { describeErrors } from './validation.ts';
 
-export const ERRORS = {
-  // 400
-  invalid_request: [400, 'The request is not valid.'],
-  invalid_json: [400, 'The request body must be JSON (Content-Type: application/json).'],
-  invalid_cart: [400, 'The cart is not valid.'],
-  invalid_signature: [400, 'The cart signature does not match the cart.'],
-  invalid_group: [400, 'The group is not valid.'],
-  invalid_idempotency_key: [400, 'Idempotency-Key must be 1 to 255 visible ASCII characters.'],
-  // 401
-  missing_api_key: [401, 'Missing API key: send Authorization: Bearer <API_KEY>.'],
-  invalid_api_key_format: [401, 'Invalid API key format.'],
-  invalid_api_key: [401, 'Invalid API key.'],
-  invalid_access_token: [401, 'The access token is missing or not valid for this session.'],
-  // 402
-  card_declined: [402, 'The card was declined.'],
-  // 403
-  secret_key_from_browser: [
-    403,
-    'A secret key must not be used from a browser (the request has an Origin header).',
-  ],
-  key_environment_mismatch: [403, 'The key/environment mismatch: this key belongs to the other environment.'],
-  merchant_mismatch: [403, 'X-Merchant-ID does not match the API key.'],
-  ip_blocked: [403, 'Requests from this IP address are blocked.'],
-  secret_key_required: [403, 'This route requires a secret API key.'],
-  headless_not_enabled: [
-    403,
-    'Sessions without a cart signature need the headless API, which is not enabled for this merchant.',
-  ],
-  organizer_only: [403, 'Only the organizer may do this.'],
-  // 404
-  route_not_found: [404, 'No such route.'],
-  session_not_found: [404, 'No such session.'],
-  share_not_found: [404, 'No such share.'],
-  webhook_not_found: [404, 'No such webhook endpoint.'],
-  // 409
-  session_not_pending: [409, 'The session is not open.'],
-  share_not_pending: [409, 'The share is already paid.'],
-  group_full: [409, 'The group is full.'],
-  group_not_joinable: [409, 'Members can join only a group split equally.'],
-  idempotency_key_reused: [409, 'This Idempotency-Key was used with a different request.'],
-  idempotency_in_progress: [409, 'A request with this Idempotency-Key is still in progress; retry shortly.'],
-  // 408, 413, 429, 431
-  request_timeout: [408, 'The request was not received in time.'],
-  body_too_large: [413, 'The request body is too large.'],
-  headers_too_large: [431, 'The request headers are too large.'],
-  webhook_limit_reached: [400, 'A merchant may register at most 16 webhook endpoints.'],
-  rate_limited: [429, 'Too many requests; retry after the time in Retry-After.'],
-  too_many_failed_authentications: [
-    429,
-    'Too many failed authentications; retry after the time in Retry-After.',
-  ],
-  // 5xx
-  internal_error: [500, 'Something went wrong on our side; retry, and quote the request_id if it persists.'],
-  upstream_error: [503, 'The payment processor did not answer; retry with backoff.'],
-} as const satisfies Record<string, readonly [number, string]>;
+export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
+  invalid_request: 400,
+  invalid_json: 400,
+  invalid_cart: 400,
+  invalid_signature: 400,
+  invalid_group: 400,
+  invalid_idempotency_key: 400,
+  webhook_limit_reached: 400,
+  missing_api_key: 401,
+  invalid_api_key_format: 401,
+  invalid_api_key: 401,
+  invalid_access_token: 401,
+  card_declined: 402,
+  secret_key_from_browser: 403,
+  key_environment_mismatch: 403,
+  merchant_mismatch: 403,
+  ip_blocked: 403,
+  secret_key_required: 403,
+  headless_not_enabled: 403,
+  organizer_only: 403,
+  route_not_found: 404,
+  session_not_found: 404,
+  share_not_found: 404,
+  webhook_not_found: 404,
+  request_timeout: 408,
+  session_not_pending: 409,
+  share_not_pending: 409,
+  group_full: 409,
+  group_not_joinable: 409,
+  idempotency_key_reused: 409,
+  idempotency_in_progress: 409,
+  body_too_large: 413,
+  rate_limited: 429,
+  too_many_failed_authentications: 429,
+  headers_too_large: 431,
+  internal_error: 500,
+  upstream_error: 503,
+};
 
-export type ErrorCode = keyof typeof ERRORS;
+/** The JSON body of an error answer. */
+export function errorBody(requestId: string, error: ServiceError): string {
+  const body: Record<string, unknown> = { request_id: requestId, error: error.message, code: error.code };
+  if (error.details?.length) body.details = error.details;
+  return JSON.stringify(body);
+}
 
-export class ApiError extends Error {
-  readonly code: ErrorCode;
-  readonly statusCode: number;
-  readonly details: string[] | undefined;
-  readonly headers: Record<string, string> | undefined;
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ServiceError) {
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+  return reply
+    .code(STATUS_OF[error.code])
+    .type('application/json; charset=utf-8')
+    .send(errorBody(request.id, error));
+}
 
-  constructor(
-    code: ErrorCode,
-    options: { message?: string; details?: string[]; headers?: Record<string, string> } = {},
-  ) {
-    const [status, message] = ERRORS[code];
-    super(options.message ?? message);
-    this.code = code;
-    this.statusCode = status;
-    this.details = options.details;
-    this.headers = options.headers;
+/** Fastify's own errors that a client causes, with the code we answer them with. */
+const FASTIFY_CLIENT_ERRORS: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'invalid_json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
+  FST_ERR_CTP_INVALID_TYPE: 'invalid_json',
+};
+
+/** Whatever a route or Fastify threw, as the ServiceError we answer with; anything unknown is internal_error. */
+export function toServiceError(error: FastifyError & { validation?: ErrorObject[] }): ServiceError {
+  if (error instanceof ServiceError) return error;
+  if (error.validation) {
+    const details = describeErrors(error.validation);
+    const code = error.validation.every((e) => e.instancePath.startsWith('/cart'))
+      ? 'invalid_cart'
+      : 'invalid_request';
+    return new ServiceError(code, { message: details[0] ?? 'The request is not valid.', details });
   }
+  // JSON.parse errors, prototype poisoning and the like arrive as SyntaxError with status 400.
+  if (error instanceof SyntaxError)
+    return new ServiceError('invalid_json', {
+      message: `The request body is not valid JSON: ${error.message}`,
+    });
+  const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
+  if (known) return new ServiceError(known);
+  if (error.statusCode === 429) return new ServiceError('rate_limited');
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return new ServiceError('invalid_request', { message: error.message });
+  }
+  return new ServiceError('internal_error');
+}
+
+/** Errors the router raises before any hook runs (a broken %-escape, an over-long path parameter). */
+export function routerError(error: FastifyError): ServiceError {
+  if (error.code === 'FST_ERR_BAD_URL')
+    return new ServiceError('invalid_request', {
+      message: 'The request URL is not valid (a broken %-escape).',
+    });
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    return new ServiceError('invalid_request', { message: 'A path segment of the request URL is too long.' });
+  return new ServiceError('internal_error');
+}
+
+/**
+ * Requests Node's HTTP parser refuses (a malformed request line, headers over the limit) never become a
+ * Fastify request: answer them on the socket, in our shape, as Fastify's own handler would.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket) {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const serviceError =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new ServiceError('headers_too_large')
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new ServiceError('request_timeout')
+        : new ServiceError('invalid_request', { message: 'The request is not valid HTTP.' });
+  const id = ids.request();
+  const body = errorBody(id, serviceError);
+  const status = STATUS_OF[serviceError.code];
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }

@@ -2,27 +2,23 @@
 import Type from 'typebox';
 import type { App } from '../app.ts';
 import type { Deps } from '../deps.ts';
-import { ping } from '../store/db.ts';
+import { databaseReady } from '../flows/housekeeping.ts';
+import { withRequestId } from './schemas.ts';
 
-const Health = Type.Object({ request_id: Type.String(), status: Type.String() });
+const Health = withRequestId(Type.Object({ status: Type.String() }));
 
 export function register(app: App, deps: Deps) {
   app.get(
     '/healthz',
     { schema: { hide: true, response: { 200: Health } }, config: { public: true } },
-    async (request) => ({
-      request_id: request.id,
-      status: 'ok',
-    }),
+    async () => ({ status: 'ok' }),
   );
   app.get(
     '/readyz',
     { schema: { hide: true, response: { 200: Health, 503: Health } }, config: { public: true } },
-    async (request, reply) => {
-      const ready = await ping(deps.db);
-      return reply
-        .code(ready ? 200 : 503)
-        .send({ request_id: request.id, status: ready ? 'ready' : 'database unreachable' });
+    async (_request, reply) => {
+      const ready = await databaseReady(deps);
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'database unreachable' });
     },
   );
 }

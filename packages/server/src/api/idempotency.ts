@@ -1,11 +1,12 @@
-// Idempotency-Key on POST (DESIGN.md §5). The first answer to a key is stored for 24 hours and replayed
+// Idempotency-Key on POST (docs/api.md#idempotency). The first answer to a key is stored for 24 hours and replayed
 // for the same key and body; the same key with another body is 409. The key row is written before the
 // handler runs, so two concurrent requests with one key cannot both run.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import type { App } from '../app.ts';
 import type { Deps } from '../deps.ts';
+import { ServiceError } from '../errors.ts';
 import { sha256 } from '../ids.ts';
 import { claimIdempotencyKey, deleteIdempotencyKey, saveIdempotentResponse } from '../store/idempotency.ts';
-import { ApiError } from './errors.ts';
 
 const TTL_MS = 24 * 60 * 60 * 1000;
 const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
@@ -17,13 +18,23 @@ declare module 'fastify' {
 }
 
 /** Who a key belongs to: the merchant, or for pay-page routes the token or share that authorized it. */
-export type ScopeOf = (request: FastifyRequest) => string;
+type ScopeOf = (request: FastifyRequest) => string;
 
-export function idempotency(deps: Deps, scopeOf: ScopeOf) {
+/** Gives every POST route registered after this call in `app`'s plugin the Idempotency-Key handling. */
+export function idempotentPosts(app: App, deps: Deps, scopeOf: ScopeOf): void {
+  const hook = idempotency(deps, scopeOf) as preHandlerHookHandler;
+  app.addHook('onRoute', (route) => {
+    if (route.method !== 'POST') return;
+    const existing = route.preHandler ? [route.preHandler].flat() : [];
+    route.preHandler = [...existing, hook];
+  });
+}
+
+function idempotency(deps: Deps, scopeOf: ScopeOf) {
   return async function idempotencyHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const key = request.headers['idempotency-key'];
     if (key === undefined) return;
-    if (typeof key !== 'string' || !KEY_FORMAT.test(key)) throw new ApiError('invalid_idempotency_key');
+    if (typeof key !== 'string' || !KEY_FORMAT.test(key)) throw new ServiceError('invalid_idempotency_key');
     const scope = scopeOf(request);
     const requestHash = sha256(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`);
     const now = deps.clock.now();
@@ -38,9 +49,9 @@ export function idempotency(deps: Deps, scopeOf: ScopeOf) {
       request.idempotency = { scope, key };
       return;
     }
-    if (existing.requestHash !== requestHash) throw new ApiError('idempotency_key_reused');
+    if (existing.requestHash !== requestHash) throw new ServiceError('idempotency_key_reused');
     if (existing.statusCode === null || existing.responseBody === null)
-      throw new ApiError('idempotency_in_progress');
+      throw new ServiceError('idempotency_in_progress');
     reply
       .code(existing.statusCode)
       .header('content-type', 'application/json; charset=utf-8')

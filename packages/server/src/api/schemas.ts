@@ -1,5 +1,6 @@
-// Schemas shared by several routes. Each route file holds its own request and response schemas.
-import Type, { type TSchema } from 'typebox';
+// Schemas and route settings shared by the API's operations. Each operation's own request and
+// response schemas live in its file; the resources' wire shapes in wire/schemas.ts.
+import Type, { type TObject, type TSchema } from 'typebox';
 import type { RateLimitName } from '../config.ts';
 import type { Deps } from '../deps.ts';
 
@@ -16,9 +17,19 @@ export const ErrorSchema = ErrorObject as typeof ErrorObject & { $id: string };
 
 const errorRef = Type.Ref('Error');
 
+const RequestId = Type.String({ description: 'Unique id of this request; also in X-Request-Id.' });
+
+/**
+ * An answer's schema with request_id first. The app's preSerialization hook adds request_id to every
+ * answer (app.ts), so handlers return the resource alone and schemas say it once, here.
+ */
+export function withRequestId(ok: TObject): TObject {
+  return Type.Object({ request_id: RequestId, ...ok.properties });
+}
+
 /** Response map of a route: its success body plus the Error shape for every error status it can answer. */
-export function responses<T extends TSchema>(ok: T, errorStatuses: number[]) {
-  const map: Record<number, TSchema> = { 200: ok };
+export function responses(ok: TObject, errorStatuses: number[]) {
+  const map: Record<number, TSchema> = { 200: withRequestId(ok) };
   for (const status of errorStatuses) map[status] = errorRef;
   return map;
 }
@@ -26,11 +37,10 @@ export function responses<T extends TSchema>(ok: T, errorStatuses: number[]) {
 /** Error statuses every authenticated API route can answer. */
 export const AUTH_ERRORS = [400, 401, 403, 429];
 
-export const RequestId = Type.String({ description: 'Unique id of this request; also in X-Request-Id.' });
+/** The session id in a path. No maxLength: an id too long to exist is an unknown session (404). */
+export const SessionParams = Type.Object({ sessionId: Type.String() });
 
-export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC.' });
-
-/** Route config for a per-IP limit of `name` requests a minute (SPEC.md §8). */
+/** Route config for a per-IP limit of `name` requests a minute (docs/api.md#rate-limits). */
 export function rateLimitConfig(deps: Deps, name: RateLimitName) {
   return { rateLimit: { max: deps.config.rateLimits[name], timeWindow: 60_000 } };
 }

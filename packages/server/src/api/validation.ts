@@ -35,12 +35,15 @@ export function addSharedSchema(schema: { $id: string }) {
   for (const ajv of [bodyAjv, paramAjv]) if (!ajv.getSchema(schema.$id)) ajv.addSchema(schema);
 }
 
-/** `/cart/items/2/quantity` → `cart.items[2].quantity`. */
+/** `/cart/items/2/quantity` → `cart.items[2].quantity`; a key that is not a name, `metadata["order ref"]`. */
 export function fieldPath(instancePath: string, root: string): string {
   let path = root;
   for (const raw of instancePath.split('/').slice(1)) {
     const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    path += /^\d+$/.test(part) ? `[${part}]` : path ? `.${part}` : part;
+    if (/^\d+$/.test(part)) path += `[${part}]`;
+    else if (!/^[A-Za-z_$][\w$]*$/.test(part))
+      path += `[${JSON.stringify(part.length > 60 ? `${part.slice(0, 60)}…` : part)}]`;
+    else path += path ? `.${part}` : part;
   }
   return path || 'body';
 }

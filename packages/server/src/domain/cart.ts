@@ -1,10 +1,10 @@
-// Cart rules beyond the JSON schema (DESIGN.md §6): the currency, the size limits, https images and the
-// total rule. checkCart re-checks the basic shape too, so it is safe on any parsed JSON value.
+// Cart rules beyond the wire schema (docs/api.md#carts): the currency code, https images, metadata key
+// lengths and the total rule, plus the sums the split engine spreads.
 import type { Cart } from '@group-checkout/node';
 import { isCurrencyCode } from './currencies.ts';
 import { MAX_AMOUNT } from './money.ts';
 
-/** Bounds from DESIGN.md §6. Lengths count Unicode code points, as JSON Schema's maxLength does. */
+/** Cart bounds (docs/api.md#carts). Lengths count Unicode code points, as JSON Schema's maxLength does. */
 export const CART_LIMITS = {
   maxItems: 100,
   maxFees: 20,
@@ -13,75 +13,37 @@ export const CART_LIMITS = {
   maxStringLength: 500,
   minTotal: 1,
   maxTotal: MAX_AMOUNT,
+  maxQuantity: 10_000,
 } as const;
 
-const CART_FIELDS = new Set(['total', 'currency', 'items', 'tax', 'shipping', 'fees', 'metadata']);
-const ITEM_FIELDS = new Set(['id', 'name', 'quantity', 'unit_price', 'image_url']);
-const FEE_FIELDS = new Set(['id', 'label', 'amount']);
-
 /**
- * Every rule the cart breaks, one sentence each naming the exact path (`cart.items[2].quantity must be
- * at least 1`); [] when the cart is valid. The total rule is checked only once every amount is an integer.
+ * The cart rules a schema cannot say, one sentence each naming the exact path; [] when the cart keeps
+ * them. The cart has passed the wire schema (wire/schemas.ts: fields, types, bounds and sizes), which
+ * is the one place for every other rule: the ISO 4217 code, https thumbnails, metadata key lengths, and
+ * the total adding up to the items, tax, shipping and fees.
  */
 export function checkCart(cart: Cart): string[] {
   const errors: string[] = [];
-  const value: unknown = cart;
-  if (!isRecord(value)) return ['cart must be an object'];
-  rejectUnknownFields(value, CART_FIELDS, 'cart', errors);
-
-  // The range is its own message below, so any integer passes here.
-  let amountsAreIntegers = checkInteger(value.total, 'cart.total', Number.NEGATIVE_INFINITY, true, errors);
-  if (
-    Number.isSafeInteger(value.total) &&
-    ((value.total as number) < CART_LIMITS.minTotal || (value.total as number) > CART_LIMITS.maxTotal)
-  ) {
+  if (!isCurrencyCode(cart.currency)) {
     errors.push(
-      `cart.total must be between ${CART_LIMITS.minTotal} and ${CART_LIMITS.maxTotal}, got ${value.total}`,
+      `cart.currency must be a lowercase ISO 4217 code such as "usd" or "eur", got ${JSON.stringify(truncate(cart.currency))}`,
     );
   }
-
-  if (value.currency === undefined) errors.push('cart.currency is required');
-  else if (!isCurrencyCode(value.currency)) {
-    const got = typeof value.currency === 'string' ? truncate(value.currency) : value.currency;
-    errors.push(`cart.currency must be a lowercase ISO 4217 code, got ${JSON.stringify(got)}`);
+  for (const [index, item] of cart.items.entries()) {
+    if (item.image_url !== undefined && !isHttpsUrl(item.image_url))
+      errors.push(`cart.items[${index}].image_url must be an https URL`);
   }
-
-  if (value.items === undefined) errors.push('cart.items is required');
-  else if (!Array.isArray(value.items)) errors.push('cart.items must be an array');
-  else {
-    if (value.items.length < 1) errors.push('cart.items must have at least 1 item');
-    if (value.items.length > CART_LIMITS.maxItems) {
-      errors.push(`cart.items has ${value.items.length} items; at most ${CART_LIMITS.maxItems} are allowed`);
-    }
-    for (const [index, item] of value.items.entries()) {
-      if (!checkItem(item, `cart.items[${index}]`, errors)) amountsAreIntegers = false;
+  for (const key of Object.keys(cart.metadata ?? {})) {
+    if (codePointLength(key, CART_LIMITS.maxMetadataKeyLength) > CART_LIMITS.maxMetadataKeyLength) {
+      errors.push(
+        `cart.metadata key ${JSON.stringify(truncate(key))} must be at most ` +
+          `${CART_LIMITS.maxMetadataKeyLength} characters`,
+      );
     }
   }
-
-  if (!checkInteger(value.tax, 'cart.tax', 0, false, errors)) amountsAreIntegers = false;
-  if (!checkInteger(value.shipping, 'cart.shipping', 0, false, errors)) amountsAreIntegers = false;
-
-  if (value.fees !== undefined) {
-    if (!Array.isArray(value.fees)) {
-      errors.push('cart.fees must be an array');
-      amountsAreIntegers = false;
-    } else {
-      if (value.fees.length > CART_LIMITS.maxFees) {
-        errors.push(`cart.fees has ${value.fees.length} lines; at most ${CART_LIMITS.maxFees} are allowed`);
-      }
-      for (const [index, fee] of value.fees.entries()) {
-        if (!checkFee(fee, `cart.fees[${index}]`, errors)) amountsAreIntegers = false;
-      }
-    }
-  }
-
-  if (value.metadata !== undefined) checkMetadata(value.metadata, errors);
-
-  if (amountsAreIntegers && Array.isArray(value.items)) {
-    const computed = sumCart(cart);
-    if (BigInt(cart.total) !== computed) {
-      errors.push(`cart.total is ${cart.total} but the items, tax, shipping and fees add up to ${computed}`);
-    }
+  const computed = sumCart(cart);
+  if (BigInt(cart.total) !== computed) {
+    errors.push(`cart.total is ${cart.total} but the items, tax, shipping and fees add up to ${computed}`);
   }
   return errors;
 }
@@ -115,113 +77,6 @@ function extrasOf(cart: Cart): bigint {
   return sum;
 }
 
-function checkItem(item: unknown, path: string, errors: string[]): boolean {
-  if (!isRecord(item)) {
-    errors.push(`${path} must be an object`);
-    return false;
-  }
-  rejectUnknownFields(item, ITEM_FIELDS, path, errors);
-  checkString(item.id, `${path}.id`, false, CART_LIMITS.maxStringLength, errors);
-  checkString(item.name, `${path}.name`, true, CART_LIMITS.maxStringLength, errors);
-  const quantityOk = checkInteger(item.quantity, `${path}.quantity`, 1, true, errors);
-  const priceOk = checkInteger(item.unit_price, `${path}.unit_price`, 0, true, errors);
-  if (
-    item.image_url !== undefined &&
-    checkString(item.image_url, `${path}.image_url`, false, CART_LIMITS.maxStringLength, errors) &&
-    !isHttpsUrl(item.image_url as string)
-  ) {
-    errors.push(`${path}.image_url must be an https URL`);
-  }
-  return quantityOk && priceOk;
-}
-
-function checkFee(fee: unknown, path: string, errors: string[]): boolean {
-  if (!isRecord(fee)) {
-    errors.push(`${path} must be an object`);
-    return false;
-  }
-  rejectUnknownFields(fee, FEE_FIELDS, path, errors);
-  checkString(fee.id, `${path}.id`, true, CART_LIMITS.maxStringLength, errors);
-  checkString(fee.label, `${path}.label`, true, CART_LIMITS.maxStringLength, errors);
-  return checkInteger(fee.amount, `${path}.amount`, 0, true, errors);
-}
-
-function checkMetadata(metadata: unknown, errors: string[]): void {
-  if (!isRecord(metadata)) {
-    errors.push('cart.metadata must be an object with string values');
-    return;
-  }
-  const keys = Object.keys(metadata);
-  if (keys.length > CART_LIMITS.maxMetadataKeys) {
-    errors.push(`cart.metadata has ${keys.length} keys; at most ${CART_LIMITS.maxMetadataKeys} are allowed`);
-  }
-  for (const key of keys) {
-    const path = metadataPath(key);
-    if (codePointLength(key, CART_LIMITS.maxMetadataKeyLength) > CART_LIMITS.maxMetadataKeyLength) {
-      errors.push(
-        `cart.metadata key ${JSON.stringify(truncate(key))} must be at most ` +
-          `${CART_LIMITS.maxMetadataKeyLength} characters`,
-      );
-    }
-    if (typeof metadata[key] !== 'string') errors.push(`${path} must be a string`);
-    else checkString(metadata[key], path, false, CART_LIMITS.maxStringLength, errors);
-  }
-}
-
-/** Records a message and answers false unless `value` is an integer ≥ min (or absent when optional). */
-function checkInteger(
-  value: unknown,
-  path: string,
-  min: number,
-  required: boolean,
-  errors: string[],
-): boolean {
-  if (value === undefined) {
-    if (required) errors.push(`${path} is required`);
-    return !required;
-  }
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
-    errors.push(`${path} must be an integer`);
-    return false;
-  }
-  if (value < min) {
-    errors.push(`${path} must be at least ${min}`);
-    return false;
-  }
-  return true;
-}
-
-function checkString(value: unknown, path: string, required: boolean, maxLength: number, errors: string[]) {
-  if (value === undefined) {
-    if (required) errors.push(`${path} is required`);
-    return false;
-  }
-  if (typeof value !== 'string') {
-    errors.push(`${path} must be a string`);
-    return false;
-  }
-  if (required && value.length === 0) {
-    errors.push(`${path} must not be empty`);
-    return false;
-  }
-  if (codePointLength(value, maxLength) > maxLength) {
-    errors.push(`${path} must be at most ${maxLength} characters`);
-    return false;
-  }
-  return true;
-}
-
-function rejectUnknownFields(
-  record: Record<string, unknown>,
-  known: ReadonlySet<string>,
-  path: string,
-  errors: string[],
-) {
-  for (const key of Object.keys(record)) {
-    if (!known.has(key)) errors.push(`${path} has an unknown field ${JSON.stringify(truncate(key))}`);
-  }
-}
-
 function isHttpsUrl(text: string): boolean {
   try {
     const url = new URL(text);
@@ -240,19 +95,9 @@ function codePointLength(text: string, limit: number): number {
   return count;
 }
 
-function metadataPath(key: string): string {
-  return /^[A-Za-z_$][\w$]*$/.test(key)
-    ? `cart.metadata.${key}`
-    : `cart.metadata[${JSON.stringify(truncate(key))}]`;
-}
-
 /** Long keys are cut in messages, so that an error cannot be made arbitrarily large by its input. */
 function truncate(text: string): string {
   return text.length > 60 ? `${text.slice(0, 60)}…` : text;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function toSafeNumber(value: bigint, what: string): number {

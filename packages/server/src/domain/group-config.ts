@@ -17,7 +17,15 @@ export interface ResolvedGroupConfig {
   expiryHours: number;
 }
 
-export const GROUP_LIMITS = { minSize: 1, maxSize: 50, minExpiryHours: 1, maxExpiryHours: 168 } as const;
+/** Bounds of a group: its size, its expiry, and what a member may be called. */
+export const GROUP_LIMITS = {
+  minSize: 1,
+  maxSize: 50,
+  minExpiryHours: 1,
+  maxExpiryHours: 168,
+  maxNameLength: 200,
+  maxEmailLength: 254,
+} as const;
 
 export const GROUP_DEFAULTS = {
   minSize: 2,

@@ -1,18 +1,26 @@
-// Group set-up by the organizer and joining by members (DESIGN.md §8, §10). Shares come from the pure
-// split engine; paid shares are passed to it as locked, so they never change. Each change runs in one
-// transaction that first claims the still-pending session row.
-import { ApiError } from '../api/errors.ts';
+// Group set-up by the organizer and joining by members (docs/api.md#splitting-a-group). Shares come
+// from the pure split engine; paid shares are passed to it as locked, so they never change. Each change
+// runs in one transaction that first locks the still-open session row.
+import type { Transaction } from 'kysely';
 import type { Deps } from '../deps.ts';
 import { cartExtras } from '../domain/cart.ts';
+import { matchMembers } from '../domain/members.ts';
 import { type MemberSpec, type SplitMode, splitTotal } from '../domain/split.ts';
+import { ServiceError } from '../errors.ts';
 import { ids } from '../ids.ts';
 import {
-  findSessionByIdUnscoped,
+  deletePendingMembers,
+  insertMembers,
   listMembers,
   type Member,
+  updatePendingMember,
+} from '../store/members.ts';
+import type { Database } from '../store/schema.ts';
+import {
+  findSessionByIdUnscoped,
+  lockOpenSession,
   type Session,
-  saveGroup,
-  touchPendingSession,
+  updateGroupMode,
 } from '../store/sessions.ts';
 import { assertOpen } from './sessions.ts';
 
@@ -20,13 +28,13 @@ export interface MemberInput {
   id?: string;
   name: string;
   email?: string;
-  amount_cents?: number;
-  basis_points?: number;
-  items?: { item_index: number; quantity: number }[];
+  amountCents?: number;
+  basisPoints?: number;
+  items?: { itemIndex: number; quantity: number }[];
 }
 
 const invalidGroup = (errors: string[]): never => {
-  throw new ApiError('invalid_group', { message: errors[0], details: errors });
+  throw new ServiceError('invalid_group', { message: errors[0], details: errors });
 };
 
 function splitOrThrow(
@@ -43,9 +51,50 @@ function splitOrThrow(
     members: specs,
     locked,
   });
-  if (!result.ok) invalidGroup(result.errors);
-  return (result as { ok: true; amounts: number[] }).amounts;
+  if (!result.ok) return invalidGroup(result.errors);
+  return result.amounts;
 }
+
+/** Locks the session for a change, or says why it cannot change (its status, or that it expired). */
+async function lockForChange(trx: Transaction<Database>, sessionId: string, now: number): Promise<Session> {
+  const session = await lockOpenSession(trx, sessionId, now);
+  if (session) return session;
+  const current = await findSessionByIdUnscoped(trx, sessionId);
+  if (current) assertOpen(current, now);
+  throw new ServiceError('session_not_pending');
+}
+
+/**
+ * Writes the group's new member list: members left out are deleted, new ones inserted, and those whose
+ * place, name, email or share changed are updated. A member who paid in the meantime makes the whole
+ * change fail (the transaction rolls back), though the session lock keeps payments out while it runs.
+ */
+async function saveMembers(trx: Transaction<Database>, existing: Member[], next: Member[], now: number) {
+  const kept = new Set(next.map((m) => m.id));
+  const removed = existing.filter((m) => !kept.has(m.id)).map((m) => m.id);
+  const before = new Map(existing.map((m) => [m.id, m]));
+  const changed = next.filter((m) => {
+    const old = before.get(m.id);
+    return old !== undefined && old.status === 'pending' && !sameShare(old, m);
+  });
+  const conflict = new ServiceError('share_not_pending', {
+    message: 'A member paid while the group was being changed; load the group again and retry.',
+  });
+  if ((await deletePendingMembers(trx, removed)) !== removed.length) throw conflict;
+  await insertMembers(
+    trx,
+    next.filter((m) => !before.has(m.id)),
+  );
+  for (const m of changed) if (!(await updatePendingMember(trx, m, now))) throw conflict;
+}
+
+const sameShare = (a: Member, b: Member) =>
+  a.position === b.position &&
+  a.name === b.name &&
+  a.email === b.email &&
+  a.amountCents === b.amountCents &&
+  a.basisPoints === b.basisPoints &&
+  JSON.stringify(a.items) === JSON.stringify(b.items);
 
 /**
  * Replaces the group with `members` under `mode`. Member 0 is the organizer. Members already in the
@@ -53,60 +102,29 @@ function splitOrThrow(
  */
 export async function setUpGroup(
   deps: Deps,
-  session: Session,
+  sessionId: string,
   mode: SplitMode,
   members: MemberInput[],
 ): Promise<{ session: Session; members: Member[] }> {
-  assertOpen(session, deps.clock.now());
-  const cfg = session.groupConfig;
-  const errors: string[] = [];
-  if (!cfg.allowedModes.includes(mode))
-    errors.push(`mode must be one of ${cfg.allowedModes.join(', ')} for this session`);
-  if (members.length < cfg.minSize || members.length > cfg.maxSize) {
-    errors.push(`the group must have from ${cfg.minSize} to ${cfg.maxSize} members, got ${members.length}`);
-  }
-  if (errors.length > 0) invalidGroup(errors);
-
   const now = deps.clock.now();
   return deps.db.kysely.transaction().execute(async (trx) => {
-    if (!(await touchPendingSession(trx, session.id, now))) throw new ApiError('session_not_pending');
-    const existing = await listMembers(trx, session.id);
-    const byId = new Map(existing.map((m) => [m.id, m]));
-    const organizer = existing.find((m) => m.isOrganizer);
-    const matched = members.map((input, index) => {
-      const id = input.id ?? (index === 0 ? organizer?.id : undefined);
-      if (id === undefined) return undefined;
-      const found = byId.get(id);
-      if (!found) errors.push(`members[${index}].id ${id} is not a member of this group`);
-      else if (found.isOrganizer !== (index === 0)) {
-        errors.push(
-          index === 0
-            ? 'members[0] must be the organizer'
-            : `members[${index}] is the organizer; put them first`,
-        );
-      }
-      return found;
-    });
-    const seen = new Set<string>();
-    for (const [index, m] of matched.entries()) {
-      if (!m) continue;
-      if (seen.has(m.id)) errors.push(`members[${index}].id ${m.id} appears twice`);
-      seen.add(m.id);
-    }
-    for (const m of existing) {
-      if (m.status !== 'pending' && !seen.has(m.id))
-        errors.push(`${m.name} has paid and must stay in the group (id ${m.id})`);
+    const session = await lockForChange(trx, sessionId, now);
+    const cfg = session.groupConfig;
+    const errors: string[] = [];
+    if (!cfg.allowedModes.includes(mode))
+      errors.push(`mode must be one of ${cfg.allowedModes.join(', ')} for this session, got "${mode}"`);
+    if (members.length < cfg.minSize || members.length > cfg.maxSize) {
+      errors.push(`the group must have from ${cfg.minSize} to ${cfg.maxSize} members, got ${members.length}`);
     }
     if (errors.length > 0) invalidGroup(errors);
 
+    const existing = await listMembers(trx, session.id);
+    const match = matchMembers(existing, members);
+    if (!match.ok) return invalidGroup(match.errors);
+    const { matched } = match;
+
     const locked = matched.map((m) => (m && m.status !== 'pending' ? m.amountCents : null));
-    const specs: MemberSpec[] = members.map((input) => ({
-      name: input.name,
-      amountCents: input.amount_cents,
-      basisPoints: input.basis_points,
-      items: input.items?.map((i) => ({ itemIndex: i.item_index, quantity: i.quantity })),
-    }));
-    const amounts = splitOrThrow(session, mode, specs, locked);
+    const amounts = splitOrThrow(session, mode, members, locked);
 
     const next: Member[] = members.map((input, position) => {
       const previous = matched[position];
@@ -121,11 +139,8 @@ export async function setUpGroup(
         // one is given; the organizer's defaults to the session's customer.email.
         email: input.email ?? previous?.email ?? (position === 0 ? (session.customer?.email ?? null) : null),
         amountCents: amounts[position] as number,
-        basisPoints: mode === 'percentage' ? (input.basis_points ?? null) : null,
-        items:
-          mode === 'itemized'
-            ? (input.items?.map((i) => ({ itemIndex: i.item_index, quantity: i.quantity })) ?? null)
-            : null,
+        basisPoints: mode === 'percentage' ? (input.basisPoints ?? null) : null,
+        items: mode === 'itemized' ? (input.items ?? null) : null,
         shareId: previous?.shareId ?? ids.share(),
         status: 'pending',
         isOrganizer: position === 0,
@@ -134,36 +149,32 @@ export async function setUpGroup(
         updatedAt: now,
       };
     });
-    await saveGroup(trx, session, existing, next, mode, now);
-    return {
-      session: { ...session, groupMode: mode, groupSetUpAt: session.groupSetUpAt ?? now, updatedAt: now },
-      members: next,
-    };
+    await saveMembers(trx, existing, next, now);
+    const setUpAt = session.groupSetUpAt ?? now;
+    await updateGroupMode(trx, session.id, mode, setUpAt, now);
+    return { session: { ...session, groupMode: mode, groupSetUpAt: setUpAt, updatedAt: now }, members: next };
   });
 }
 
 /** Adds a member to an equal group and re-splits the pending shares evenly. */
 export async function joinGroup(
   deps: Deps,
-  session: Session,
+  sessionId: string,
   input: { name: string; email?: string },
-): Promise<{ member: Member; members: Member[] }> {
-  assertOpen(session, deps.clock.now());
-  if (session.groupMode !== 'equal') {
-    throw new ApiError('group_not_joinable', {
-      message: `Members can join only an equal split; this group is split by ${session.groupMode}.`,
-    });
-  }
+): Promise<{ session: Session; member: Member; members: Member[] }> {
   const now = deps.clock.now();
   return deps.db.kysely.transaction().execute(async (trx) => {
-    if (!(await touchPendingSession(trx, session.id, now))) throw new ApiError('session_not_pending');
-    // Read the mode again under the claim: the organizer may have changed it since `session` was loaded,
+    // The mode is read under the lock: the organizer may have changed it since the page was loaded,
     // and an equal re-split must not overwrite a custom set-up made in between.
-    const current = await findSessionByIdUnscoped(trx, session.id);
-    if (current?.groupMode !== 'equal') throw new ApiError('group_not_joinable');
+    const session = await lockForChange(trx, sessionId, now);
+    if (session.groupMode !== 'equal') {
+      throw new ServiceError('group_not_joinable', {
+        message: `Members can join only an equal split; this group is split by ${session.groupMode}.`,
+      });
+    }
     const existing = await listMembers(trx, session.id);
     if (existing.length >= session.groupConfig.maxSize) {
-      throw new ApiError('group_full', {
+      throw new ServiceError('group_full', {
         message: `The group is full: it has its ${session.groupConfig.maxSize} members.`,
       });
     }
@@ -194,7 +205,8 @@ export async function joinGroup(
     const next = all.map((m, position) =>
       m.status === 'pending' ? { ...m, amountCents: amounts[position] as number, updatedAt: now } : m,
     );
-    await saveGroup(trx, session, existing, next, 'equal', now);
-    return { member: next.at(-1) as Member, members: next };
+    await saveMembers(trx, existing, next, now);
+    await updateGroupMode(trx, session.id, 'equal', session.groupSetUpAt ?? now, now);
+    return { session, member: next.at(-1) as Member, members: next };
   });
 }

@@ -1,15 +1,18 @@
-// Reminder mail to members whose shares are still pending (DESIGN.md §12): at most once an hour each,
+// Reminder mail to members whose shares are still pending (docs/api.md#reminders): at most once an hour each,
 // and only when the organizer gave an email. The hour is claimed in the database before the mail goes
 // out, so concurrent calls (or processes) never send one member two reminders within the hour.
 import { toIso } from '../clock.ts';
 import type { Deps } from '../deps.ts';
 import { formatMinorUnits } from '../domain/currencies.ts';
 import { consumerFee } from '../domain/fees.ts';
-import type { Merchant } from '../store/merchants.ts';
-import { claimReminder, listMembers, type Member, releaseReminder, type Session } from '../store/sessions.ts';
-import { assertOpen, shareUrl } from './sessions.ts';
+import { ServiceError } from '../errors.ts';
+import { claimReminder, listMembers, type Member, releaseReminder } from '../store/members.ts';
+import { findMerchantById, type Merchant } from '../store/merchants.ts';
+import { findSessionById, type Session } from '../store/sessions.ts';
+import { payLinks } from '../wire/mappers.ts';
+import { assertOpen } from './sessions.ts';
 
-export const REMINDER_INTERVAL_MS = 60 * 60 * 1000;
+const REMINDER_INTERVAL_MS = 60 * 60 * 1000;
 
 export interface ReminderResult {
   reminded: number;
@@ -18,14 +21,22 @@ export interface ReminderResult {
   failed: number;
 }
 
+/**
+ * Mails every pending member of the merchant's session who has an email and was not reminded within
+ * the hour. Each member's hour is claimed in one short write, the mail is sent with no transaction
+ * open, and a failed mail gives the claim back (docs/decisions.md#claim-call-record).
+ */
 export async function remindPendingMembers(
   deps: Deps,
-  merchant: Merchant,
-  session: Session,
-): Promise<ReminderResult> {
+  merchantId: string,
+  sessionId: string,
+): Promise<{ session: Session } & ReminderResult> {
+  const session = await findSessionById(deps.db.kysely, merchantId, sessionId);
+  const merchant = session && (await findMerchantById(deps.db.kysely, merchantId));
+  if (!session || !merchant) throw new ServiceError('session_not_found');
   assertOpen(session, deps.clock.now());
   const pending = (await listMembers(deps.db.kysely, session.id)).filter((m) => m.status === 'pending');
-  const result: ReminderResult = { reminded: 0, skipped: 0, failed: 0 };
+  const result = { session, reminded: 0, skipped: 0, failed: 0 };
   if (!session.customer?.email) {
     result.skipped = pending.length;
     return result;
@@ -48,14 +59,14 @@ export async function remindPendingMembers(
   return result;
 }
 
-export function reminderMail(deps: Deps, merchant: Merchant, session: Session, member: Member) {
+function reminderMail(deps: Deps, merchant: Merchant, session: Session, member: Member) {
   const currency = session.currency.toUpperCase();
   const amount = `${formatMinorUnits(member.amountCents, session.currency)} ${currency}`;
   const fee = consumerFee(member.amountCents, session.consumerFeePpm);
   const feeText =
     fee > 0 ? ` (plus a ${formatMinorUnits(fee, session.currency)} ${currency} service fee)` : '';
   const organizer = session.customer?.name ?? 'Your organizer';
-  const link = shareUrl(deps, member.shareId);
+  const link = payLinks(deps.config.publicPayUrl).share(member.shareId);
   const expires = toIso(session.expiresAt);
   const order = session.orderRef ? ` (order ${session.orderRef})` : '';
   return {

@@ -1,28 +1,38 @@
-// Session operations of several steps: check → load → decide → save, each change and its event in one
-// transaction. Handlers (api/sessions.*.ts, pages/api.ts) parse, call one of these and shape the reply.
+// Session operations of several steps: check → load → decide → write, each change and its event in one
+// transaction that the flow owns (docs/architecture.md). Handlers parse, call one of these and shape
+// the reply.
 import { type Cart, verifyCartSignature } from '@group-checkout/node';
-import type { AuthContext } from '../api/auth.ts';
-import { ApiError } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
 import { checkCart } from '../domain/cart.ts';
 import { type GroupConfigInput, resolveGroupConfig } from '../domain/group-config.ts';
 import { diagnoseCartSignature } from '../domain/signature-check.ts';
+import { ServiceError } from '../errors.ts';
 import { recordEvent } from '../events/outbox.ts';
 import type { EventType } from '../events/types.ts';
 import { ids, sha256 } from '../ids.ts';
+import { isUniqueViolation } from '../store/db.ts';
+import { insertMembers, listMembers, type Member } from '../store/members.ts';
 import {
   type Customer,
+  closePendingSession,
+  findLatestSessionCreatedAt,
   findSessionById,
   findSessionByIdUnscoped,
+  findSessionWithMembers,
   insertSession,
-  listMembers,
-  type Member,
+  listSessions,
   type Session,
-  transitionSession,
+  type SessionListItem,
+  type SessionRow,
+  type SessionWithMembers,
 } from '../store/sessions.ts';
+import type { RefundView } from '../wire/mappers.ts';
+import type { Caller } from './caller.ts';
 import { checkMerchantUrl, checkWebhookEndpointUrl } from './urls.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
+/** How many milliseconds a create may move on to find one its merchant has not used (see below). */
+const MAX_CREATED_AT_TRIES = 50;
 
 export interface CreateSessionInput {
   cart: Cart;
@@ -41,24 +51,17 @@ export interface CreatedSession {
   organizerToken: string;
 }
 
-/** The URL an organizer opens to set the group up (SPEC.md §2.6). */
-export const sessionUrl = (deps: Deps, sessionId: string, token: string) =>
-  `${deps.config.publicPayUrl}/session/${sessionId}?access=${token}`;
-
-/** The link a member opens to pay their share. */
-export const shareUrl = (deps: Deps, shareId: string) => `${deps.config.publicPayUrl}/s/${shareId}`;
-
 function invalid(code: 'invalid_cart' | 'invalid_request', errors: string[]): never {
-  throw new ApiError(code, { message: errors[0], details: errors });
+  throw new ServiceError(code, { message: errors[0], details: errors });
 }
 
-/** Checks the request the way SPEC.md §4.1 orders it: the cart, the options, then who may create. */
+/** Checks the request in the order docs/api.md#create-a-session gives: the cart, the options, then who may create. */
 export async function createSession(
   deps: Deps,
-  auth: AuthContext,
+  caller: Caller,
   input: CreateSessionInput,
 ): Promise<CreatedSession> {
-  const { merchant } = auth;
+  const { merchant } = caller;
   const cartErrors = checkCart(input.cart);
   if (cartErrors.length > 0) invalid('invalid_cart', cartErrors);
 
@@ -75,8 +78,8 @@ export async function createSession(
       value === undefined ? undefined : checkMerchantUrl(field, value, deps.config.serviceEnv),
     )
     .filter((e): e is string => e !== undefined);
-  // In production a webhook target must also resolve only to public addresses (DESIGN.md §11), as a
-  // registered endpoint must: our delivery workers are never to be aimed inside our own network.
+  // In production a webhook target must also resolve only to public addresses, as a registered
+  // endpoint must: our delivery workers are never to be aimed inside our own network.
   if (input.webhookUrl !== undefined && deps.config.serviceEnv === 'production' && urlErrors.length === 0) {
     const problem = await checkWebhookEndpointUrl('webhook_url', input.webhookUrl, 'production');
     if (problem) urlErrors.push(problem);
@@ -84,27 +87,53 @@ export async function createSession(
   if (urlErrors.length > 0) invalid('invalid_request', urlErrors);
 
   if (input.signature === undefined) {
-    if (auth.keyKind === 'publishable') {
-      throw new ApiError('invalid_signature', {
+    if (caller.keyKind === 'publishable') {
+      throw new ServiceError('invalid_signature', {
         message:
           'A cart signature is required with a publishable key: send it as signature or X-Service-Signature.',
-        details: [...diagnose(auth, input.cart, '').slice(1)],
+        details: [...diagnose(caller, input.cart, '').slice(1)],
       });
     }
-    if (!merchant.headlessApiEnabled) throw new ApiError('headless_not_enabled');
+    if (!merchant.headlessApiEnabled) throw new ServiceError('headless_not_enabled');
   } else {
-    const details = diagnose(auth, input.cart, input.signature);
-    if (details.length > 0) throw new ApiError('invalid_signature', { details });
+    const details = diagnose(caller, input.cart, input.signature);
+    if (details.length > 0) throw new ServiceError('invalid_signature', { details });
   }
 
   const now = deps.clock.now();
   const organizerToken = ids.organizerToken();
   const sessionId = ids.session();
-  // Hosted pages may be framed only by the page that created the session, or for sessions created
-  // server-side by the merchant's configured origins (DESIGN.md §10).
-  const embedOrigins =
-    auth.keyKind === 'publishable' && input.origin ? [input.origin] : merchant.allowedOrigins;
-  const organizer: Omit<Member, 'createdAt' | 'updatedAt'> = {
+  const expiryMs = group.config.expiryHours * HOUR_MS;
+  const draft: SessionRow = {
+    id: sessionId,
+    merchantId: merchant.id,
+    status: 'pending',
+    cart: input.cart,
+    currency: input.cart.currency,
+    totalCents: input.cart.total,
+    orderRef: input.cart.metadata?.order_ref ?? null,
+    groupId: ids.group(),
+    groupMode: group.config.defaultMode,
+    groupConfig: group.config,
+    groupSetUpAt: null,
+    customer: input.customer ?? null,
+    successUrl: input.successUrl ?? null,
+    cancelUrl: input.cancelUrl ?? null,
+    webhookUrl: input.webhookUrl ?? null,
+    // Hosted pages may be framed only by the page that created the session, or for sessions created
+    // server-side by the merchant's configured origins (docs/api.md#embedding).
+    embedOrigins:
+      caller.keyKind === 'publishable' && input.origin ? [input.origin] : [...merchant.allowedOrigins],
+    groupToken: ids.groupToken(),
+    merchantFeePpm: merchant.merchantFeePpm,
+    consumerFeePpm: merchant.consumerFeePpm,
+    organizerTokenHash: sha256(organizerToken),
+    createdAt: now,
+    updatedAt: now,
+    expiresAt: now + expiryMs,
+    closedAt: null,
+  };
+  const organizerDraft = {
     id: ids.member(),
     sessionId,
     merchantId: merchant.id,
@@ -118,52 +147,73 @@ export async function createSession(
     status: 'pending',
     isOrganizer: true,
     lastRemindedAt: null,
-  };
-  const session = await insertSession(
-    deps.db.kysely,
-    {
-      id: sessionId,
-      merchantId: merchant.id,
-      status: 'pending',
-      cart: input.cart,
-      currency: input.cart.currency,
-      totalCents: input.cart.total,
-      orderRef: input.cart.metadata?.order_ref ?? null,
-      groupId: ids.group(),
-      groupMode: group.config.defaultMode,
-      groupConfig: group.config,
-      groupSetUpAt: null,
-      customer: input.customer ?? null,
-      successUrl: input.successUrl ?? null,
-      cancelUrl: input.cancelUrl ?? null,
-      webhookUrl: input.webhookUrl ?? null,
-      embedOrigins,
-      groupToken: ids.groupToken(),
-      merchantFeePpm: merchant.merchantFeePpm,
-      consumerFeePpm: merchant.consumerFeePpm,
-      organizerTokenHash: sha256(organizerToken),
-    },
-    organizer,
-    now,
-    group.config.expiryHours * HOUR_MS,
-    async (trx, created) => {
-      // The session's own creation time, which insertSession may have moved a millisecond on.
-      await recordEvent(trx, 'group.created', { session: created, members: [organizer] }, created.createdAt);
-    },
-  );
-  return { session, organizerToken };
+  } satisfies Omit<Member, 'createdAt' | 'updatedAt'>;
+
+  // created_at is unique per merchant: it is the list cursor, so a session created in the same
+  // millisecond as the merchant's previous one takes the next free millisecond (docs/decisions.md).
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const session = await deps.db.kysely.transaction().execute(async (trx) => {
+        const last = await findLatestSessionCreatedAt(trx, merchant.id);
+        const createdAt = Math.max(now, (last ?? 0) + 1);
+        const row: SessionRow = {
+          ...draft,
+          createdAt,
+          updatedAt: createdAt,
+          expiresAt: createdAt + expiryMs,
+        };
+        const organizer: Member = { ...organizerDraft, createdAt, updatedAt: createdAt };
+        await insertSession(trx, row);
+        await insertMembers(trx, [organizer]);
+        await recordEvent(trx, 'group.created', { session: row, members: [organizer] }, createdAt);
+        const { organizerTokenHash: _hash, ...session } = row;
+        return session;
+      });
+      return { session, organizerToken };
+    } catch (error) {
+      // Another process took this millisecond for the same merchant: read again and take the next.
+      if (!isUniqueViolation(error) || attempt >= MAX_CREATED_AT_TRIES) throw error;
+    }
+  }
 }
 
-/** [] when the signature is right; otherwise the details of DESIGN.md §7, the recognized mistake first. */
-function diagnose(auth: AuthContext, cart: Cart, signature: string): string[] {
+/**
+ * The merchant's session with its members (the same frozen object while nothing changed, so callers
+ * may memoize what they make of it); another merchant's, or an unknown id, is session_not_found.
+ */
+export async function getSession(
+  deps: Deps,
+  merchantId: string,
+  sessionId: string,
+): Promise<Readonly<SessionWithMembers>> {
+  const found = await findSessionWithMembers(deps.db, merchantId, sessionId);
+  if (!found) throw new ServiceError('session_not_found');
+  return found;
+}
+
+/** One page of the merchant's sessions, newest first, strictly older than `before` when given. */
+export async function listMerchantSessions(
+  deps: Deps,
+  merchantId: string,
+  limit: number,
+  before: number | undefined,
+): Promise<{ page: SessionListItem[]; hasMore: boolean }> {
+  const rows = await listSessions(deps.db.kysely, merchantId, limit, before);
+  return { page: rows.slice(0, limit), hasMore: rows.length > limit };
+}
+
+/** [] when the signature is right; otherwise the details of docs/api.md#cart-signature, the recognized mistake first. */
+function diagnose(caller: Caller, cart: Cart, signature: string): string[] {
   // The common case, a right signature, costs one canonicalization; the diagnosis only runs on a wrong one.
-  if (verifyCartSignature(cart, signature, auth.merchant.signingSecret)) return [];
+  if (verifyCartSignature(cart, signature, caller.merchant.signingSecret)) return [];
   const check = diagnoseCartSignature({
     cart,
     signature,
-    signingSecret: auth.merchant.signingSecret,
+    signingSecret: caller.merchant.signingSecret,
     knownWrongKeys:
-      auth.keyKind === 'secret' ? { secretApiKey: auth.presentedKey } : { publishableKey: auth.presentedKey },
+      caller.keyKind === 'secret'
+        ? { secretApiKey: caller.presentedKey }
+        : { publishableKey: caller.presentedKey },
   });
   return check.valid ? [] : check.details;
 }
@@ -171,8 +221,8 @@ function diagnose(auth: AuthContext, cart: Cart, signature: string): string[] {
 export interface ClosedSession {
   session: Session;
   members: Member[];
-  /** Refunds of paid shares; paid shares are refunded by the payments work before the event goes out. */
-  refunds: { id: string; member_id: string; amount_cents: number; status: string }[];
+  /** Refunds of paid shares; no share can be paid yet, so there are none until payments land. */
+  refunds: RefundView[];
 }
 
 const CLOSING_EVENT: Record<'cancelled' | 'expired', EventType> = {
@@ -182,32 +232,44 @@ const CLOSING_EVENT: Record<'cancelled' | 'expired', EventType> = {
 
 /**
  * Closes a pending session as cancelled or expired and writes its event, in one transaction. The
- * conditional update is the claim: of two processes closing one session, one wins and the other gets
- * ApiError session_not_pending.
+ * conditional update is the claim: of two processes closing one session, one gets the closed session
+ * and the other undefined (the session was no longer pending, or for a cancel no longer open).
+ * `expireNow` (the sandbox helper) also moves expires_at to the moment of closing.
  */
 export async function closeSession(
   deps: Deps,
   sessionId: string,
   to: 'cancelled' | 'expired',
-): Promise<ClosedSession> {
+  options: { expireNow?: boolean } = {},
+): Promise<ClosedSession | undefined> {
   const now = deps.clock.now();
-  const result = await deps.db.kysely.transaction().execute(async (trx) => {
+  return deps.db.kysely.transaction().execute(async (trx) => {
     // A cancel must find the session still open; expiry (the sweeper, the sandbox helper) needs it pending.
-    const openAt = to === 'cancelled' ? now : undefined;
-    if (!(await transitionSession(trx, sessionId, 'pending', to, now, openAt))) return undefined;
-    const session = await findSessionByIdUnscoped(trx, sessionId);
+    const session = await closePendingSession(trx, sessionId, to, now, {
+      openAt: to === 'cancelled' ? now : undefined,
+      expiresAt: options.expireNow ? now : undefined,
+    });
     if (!session) return undefined;
     const members = await listMembers(trx, sessionId);
     await recordEvent(trx, CLOSING_EVENT[to], { session, members }, now);
     return { session, members, refunds: [] };
   });
-  if (!result) {
-    // A cancel refused only because expires_at has passed says so, as every other change does.
-    const session = to === 'cancelled' ? await findSessionByIdUnscoped(deps.db.kysely, sessionId) : undefined;
-    if (session) assertOpen(session, now);
-    throw new ApiError('session_not_pending');
-  }
-  return result;
+}
+
+/**
+ * Closes a session for a caller who asked for it (a merchant, the organizer); a session that was not
+ * open is session_not_pending, naming its status.
+ */
+export async function closeSessionOrFail(
+  deps: Deps,
+  sessionId: string,
+  to: 'cancelled' | 'expired',
+): Promise<ClosedSession> {
+  const closed = await closeSession(deps, sessionId, to, { expireNow: to === 'expired' });
+  if (closed) return closed;
+  const session = await findSessionByIdUnscoped(deps.db.kysely, sessionId);
+  if (session) assertOpen(session, deps.clock.now());
+  throw new ServiceError('session_not_pending');
 }
 
 /** Closes the merchant's session; another merchant's, or an unknown id, is session_not_found. */
@@ -218,8 +280,8 @@ export async function closeMerchantSession(
   to: 'cancelled' | 'expired',
 ): Promise<ClosedSession> {
   const session = await findSessionById(deps.db.kysely, merchantId, sessionId);
-  if (!session) throw new ApiError('session_not_found');
-  return closeSession(deps, session.id, to);
+  if (!session) throw new ServiceError('session_not_found');
+  return closeSessionOrFail(deps, session.id, to);
 }
 
 /**
@@ -227,7 +289,11 @@ export async function closeMerchantSession(
  * Past expires_at it is expired in all but name until the sweeper gets to it, seconds later.
  */
 export function assertOpen(session: Pick<Session, 'status' | 'expiresAt'>, now: number): void {
-  if (session.status !== 'pending') throw new ApiError('session_not_pending');
+  if (session.status !== 'pending') {
+    throw new ServiceError('session_not_pending', {
+      message: `The session is ${session.status}; only a pending session can be changed or paid.`,
+    });
+  }
   if (now >= session.expiresAt)
-    throw new ApiError('session_not_pending', { message: 'The session has expired.' });
+    throw new ServiceError('session_not_pending', { message: 'The session has expired.' });
 }

@@ -1,7 +1,6 @@
 // The expiry sweeper: moves pending sessions past expires_at to expired. Each session is closed by
 // closeSession's conditional update, so when several processes sweep at once exactly one of them closes
-// a given session and writes its group.expired event; the others see session_not_pending and move on.
-import { ApiError } from '../api/errors.ts';
+// a given session and writes its group.expired event; the others are told it was not theirs and move on.
 import type { Deps } from '../deps.ts';
 import { closeSession } from '../flows/sessions.ts';
 import { listExpiredPendingSessionIds } from '../store/sessions.ts';
@@ -17,12 +16,11 @@ export async function expireDueSessions(deps: Deps, signal?: AbortSignal): Promi
     for (const sessionId of due) {
       if (signal?.aborted) return expired;
       try {
-        await closeSession(deps, sessionId, 'expired');
+        // undefined: another process (or a cancel) got there first, which is the claim working.
+        if (!(await closeSession(deps, sessionId, 'expired'))) continue;
         expired++;
         closedThisRound++;
       } catch (error) {
-        // Another process (or a cancel) got there first: that is the claim working.
-        if (error instanceof ApiError && error.code === 'session_not_pending') continue;
         // One session that cannot be closed must not hold up every session due after it: log it, go on,
         // and try it again on the next sweep.
         deps.logger.error({ err: error, session_id: sessionId }, 'expiring a session failed');

@@ -1,7 +1,7 @@
 // The workers that run inside every server process. Each claims its rows so that any number of
-// processes may run them side by side (DESIGN.md §1).
+// processes may run them side by side (docs/architecture.md).
 import type { Deps } from '../deps.ts';
-import { deleteExpiredIdempotencyKeys } from '../store/idempotency.ts';
+import { purgeExpiredIdempotencyKeys } from '../flows/housekeeping.ts';
 import { expireDueSessions } from './expiry.ts';
 import { type Loop, startLoop } from './loop.ts';
 
@@ -13,7 +13,7 @@ export function startWorkers(deps: Deps): Loop {
       expireDueSessions(deps, signal),
     ),
     startLoop('idempotency-cleanup', IDEMPOTENCY_CLEANUP_MS, deps.logger, () =>
-      deleteExpiredIdempotencyKeys(deps.db.kysely, deps.clock.now()),
+      purgeExpiredIdempotencyKeys(deps),
     ),
   ];
   return {

@@ -3,19 +3,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import {
-  Kysely,
-  type KyselyPlugin,
-  type PluginTransformQueryArgs,
-  type PluginTransformResultArgs,
-  PostgresDialect,
-  type QueryResult,
-  type RootOperationNode,
-  SqliteDialect,
-  sql,
-  type UnknownRow,
-} from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { QueryCounter, ReadCache } from './read-cache.ts';
 import type { Database } from './schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -23,11 +13,20 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Db {
   kysely: Kysely<Database>;
   dialect: Dialect;
+  /**
+   * This handle's read cache called `name` (store/read-cache.ts), made on first use; undefined on
+   * PostgreSQL, where other processes write unseen and every read goes to the database.
+   */
+  readCache<V>(name: string): ReadCache<V> | undefined;
+  /** Queries sent through this handle so far: lets tests count what a cached path costs. */
+  queryCount(): number;
   close(): Promise<void>;
 }
 
 const PG_INT8 = 20;
 const PG_NUMERIC = 1700;
+/** How often data_version is read on SQLite: another process's commit is seen within this. */
+const DATA_VERSION_PERIOD_MS = 100;
 
 export interface OpenDbOptions {
   /** Told when PostgreSQL drops an idle pooled connection (restart, failover, idle timeout). */
@@ -35,6 +34,7 @@ export interface OpenDbOptions {
 }
 
 export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
+  const counter = new QueryCounter();
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length) || './data/group-checkout.db';
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -46,18 +46,17 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
     database.pragma('busy_timeout = 5000');
     // Checkpoint the WAL every ~40 MB rather than every 4 MB: fewer fsyncs on a write-heavy sandbox.
     database.pragma('wal_autocheckpoint = 10000');
-    const writes = new WriteCounter();
     const kysely = new Kysely<Database>({
       dialect: new SqliteDialect({ database: withStatementCache(database) }),
-      plugins: [writes],
+      plugins: [counter],
     });
     // Reading data_version opens a read transaction (locks on the WAL index), which costs as much as a
-    // query: read it at most every DATA_VERSION_PERIOD_MS, so another process's write is seen within that.
+    // query: read it at most every DATA_VERSION_PERIOD_MS.
     const dataVersion = database.prepare('pragma data_version').pluck();
     let version = 0;
     let readAt = Number.NEGATIVE_INFINITY;
-    readCacheStates.set(kysely, {
-      writes: () => writes.count,
+    const clock = {
+      writes: () => counter.writes,
       dataVersion: () => {
         const now = performance.now();
         if (now - readAt >= DATA_VERSION_PERIOD_MS) {
@@ -66,8 +65,22 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
         }
         return version;
       },
-    });
-    return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+    };
+    const caches = new Map<string, ReadCache<unknown>>();
+    return {
+      kysely,
+      dialect: 'sqlite',
+      readCache<V>(name: string) {
+        let cache = caches.get(name);
+        if (!cache) {
+          cache = new ReadCache<unknown>(clock);
+          caches.set(name, cache);
+        }
+        return cache as ReadCache<V>;
+      },
+      queryCount: () => counter.queries,
+      close: () => kysely.destroy(),
+    };
   }
   // Timestamps are BIGINT milliseconds: well inside Number's safe range, so parse them as numbers.
   const types = {
@@ -79,48 +92,14 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
   // ends the process: without this a database restart would take every server down with it. The
   // broken client is already out of the pool; the next query opens a new connection.
   pool.on('error', (error) => options.onIdleError?.(error));
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
-}
-
-/**
- * What in-process read caches (store/read-cache.ts) need to stay exact on SQLite: a count of this
- * connection's writes, and data_version, which changes when another connection (another process)
- * commits. PostgreSQL has neither: other processes write unseen, so nothing is cached there.
- */
-export interface ReadCacheState {
-  writes(): number;
-  dataVersion(): number;
-}
-
-const readCacheStates = new WeakMap<Kysely<Database>, ReadCacheState>();
-const DATA_VERSION_PERIOD_MS = 100;
-
-export function readCacheState(kysely: Kysely<Database>): ReadCacheState | undefined {
-  return readCacheStates.get(kysely);
-}
-
-/**
- * Counts every query that is not a SELECT, once as it is compiled and again when it has run: a read that
- * starts between the two (the single connection's lock does not serve waiters in arrival order) sees the
- * count move while it loads, and what it read is not cached.
- */
-class WriteCounter implements KyselyPlugin {
-  count = 0;
-  readonly #running = new WeakSet<object>();
-
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    if (args.node.kind !== 'SelectQueryNode') {
-      this.count++;
-      this.#running.add(args.queryId);
-    }
-    return args.node;
-  }
-
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    if (this.#running.delete(args.queryId)) this.count++;
-    return args.result;
-  }
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [counter] });
+  return {
+    kysely,
+    dialect: 'postgres',
+    readCache: () => undefined,
+    queryCount: () => counter.queries,
+    close: () => kysely.destroy(),
+  };
 }
 
 const STATEMENT_CACHE_SIZE = 500;

@@ -1,9 +1,9 @@
-// Merchants and their API keys. Secret keys are stored as SHA-256 hashes and shown once.
-import type { Kysely, Selectable } from 'kysely';
-import { DEFAULT_CONSUMER_FEE_PPM, DEFAULT_FX_FEE_PPM, DEFAULT_MERCHANT_FEE_PPM } from '../domain/fees.ts';
+// Merchants and their API keys. Keys are stored as SHA-256 hashes; a secret key is shown once.
+import type { Selectable, Transaction } from 'kysely';
 import { ids, type KeyEnvironment, sha256 } from '../ids.ts';
-import { ReadCache } from './read-cache.ts';
-import type { ApiKeysTable, Database, MerchantsTable } from './schema.ts';
+import type { Db } from './db.ts';
+import type { Database, MerchantsTable } from './schema.ts';
+import type { Executor } from './sessions.ts';
 
 export interface Merchant {
   id: string;
@@ -43,27 +43,10 @@ function toMerchant(row: Selectable<MerchantsTable>): Merchant {
   };
 }
 
-export interface NewMerchant {
-  name: string;
-  environment: KeyEnvironment;
-  headlessApiEnabled: boolean;
-  payoutCurrency: string | null;
-  allowedOrigins: string[];
-}
+export type KeyKind = 'publishable' | 'secret';
 
-export interface CreatedMerchant {
-  merchant: Merchant;
-  publishableKey: string;
-  secretKey: string;
-}
-
-function keyRow(
-  merchantId: string,
-  key: string,
-  kind: 'publishable' | 'secret',
-  env: KeyEnvironment,
-  now: number,
-) {
+/** An API key as stored: its prefix (shown to operators, the unit of failed-auth limits) and its hash. */
+export function keyRow(merchantId: string, key: string, kind: KeyKind, env: KeyEnvironment, now: number) {
   return {
     id: ids.apiKey(),
     merchant_id: merchantId,
@@ -76,52 +59,45 @@ function keyRow(
   };
 }
 
+/** Inserts the merchant and its keys (given in full: the defaults are the caller's, flows/merchants.ts). */
 export async function insertMerchant(
-  db: Kysely<Database>,
-  input: NewMerchant,
-  now: number,
-): Promise<CreatedMerchant> {
-  const env = input.environment;
-  const row: Selectable<MerchantsTable> = {
-    id: ids.merchant(),
-    name: input.name,
-    environment: env,
-    headless_api_enabled: input.headlessApiEnabled ? 1 : 0,
-    payout_mode: input.payoutCurrency ? 'preferred' : 'checkout',
-    payout_currency: input.payoutCurrency,
-    merchant_fee_ppm: DEFAULT_MERCHANT_FEE_PPM,
-    consumer_fee_ppm: DEFAULT_CONSUMER_FEE_PPM,
-    fx_fee_ppm: DEFAULT_FX_FEE_PPM,
-    signing_secret: ids.signingSecret(env),
-    session_webhook_secret: ids.webhookSecret(),
-    allowed_origins: JSON.stringify(input.allowedOrigins),
-    processor_account_id: null,
-    created_at: now,
-  };
-  const publishableKey = ids.publishableKey(env);
-  const secretKey = ids.secretKey(env);
-  await db.transaction().execute(async (trx) => {
-    await trx.insertInto('merchants').values(row).execute();
-    await trx
-      .insertInto('api_keys')
-      .values([
-        keyRow(row.id, publishableKey, 'publishable', env, now),
-        keyRow(row.id, secretKey, 'secret', env, now),
-      ])
-      .execute();
-  });
-  return { merchant: toMerchant(row), publishableKey, secretKey };
+  trx: Transaction<Database>,
+  merchant: Merchant,
+  keys: { key: string; kind: KeyKind }[],
+): Promise<void> {
+  await trx
+    .insertInto('merchants')
+    .values({
+      id: merchant.id,
+      name: merchant.name,
+      environment: merchant.environment,
+      headless_api_enabled: merchant.headlessApiEnabled ? 1 : 0,
+      payout_mode: merchant.payoutMode,
+      payout_currency: merchant.payoutCurrency,
+      merchant_fee_ppm: merchant.merchantFeePpm,
+      consumer_fee_ppm: merchant.consumerFeePpm,
+      fx_fee_ppm: merchant.fxFeePpm,
+      signing_secret: merchant.signingSecret,
+      session_webhook_secret: merchant.sessionWebhookSecret,
+      allowed_origins: JSON.stringify(merchant.allowedOrigins),
+      processor_account_id: merchant.processorAccountId,
+      created_at: merchant.createdAt,
+    })
+    .execute();
+  await trx
+    .insertInto('api_keys')
+    .values(
+      keys.map(({ key, kind }) => keyRow(merchant.id, key, kind, merchant.environment, merchant.createdAt)),
+    )
+    .execute();
 }
 
-export async function findMerchantById(
-  db: Kysely<Database>,
-  merchantId: string,
-): Promise<Merchant | undefined> {
+export async function findMerchantById(db: Executor, merchantId: string): Promise<Merchant | undefined> {
   const row = await db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirst();
   return row && toMerchant(row);
 }
 
-export async function countMerchants(db: Kysely<Database>): Promise<number> {
+export async function countMerchants(db: Executor): Promise<number> {
   const row = await db
     .selectFrom('merchants')
     .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -131,29 +107,24 @@ export async function countMerchants(db: Kysely<Database>): Promise<number> {
 
 export interface ApiKeyWithMerchant {
   keyId: string;
-  kind: 'publishable' | 'secret';
+  kind: KeyKind;
   environment: KeyEnvironment;
   keyHash: string;
   merchant: Merchant;
 }
 
-/** The live (unrevoked) key with this hash, with its merchant. */
-/** Keys found, per database: authentication costs no query while nothing was written (read-cache.ts). */
-const keyCaches = new WeakMap<Kysely<Database>, ReadCache<ApiKeyWithMerchant>>();
-
-export async function findActiveKeyByHash(
-  db: Kysely<Database>,
-  keyHash: string,
-): Promise<ApiKeyWithMerchant | undefined> {
-  let cache = keyCaches.get(db);
-  if (!cache) {
-    cache = new ReadCache(db);
-    keyCaches.set(db, cache);
-  }
-  return cache.get(keyHash, () => readActiveKey(db, keyHash));
+/**
+ * The live (unrevoked) key with this hash, with its merchant. On SQLite authentication costs no query
+ * while nothing was written (read-cache.ts); the answer is frozen.
+ */
+export async function findActiveKeyByHash(db: Db, keyHash: string): Promise<ApiKeyWithMerchant | undefined> {
+  const cache = db.readCache<ApiKeyWithMerchant>('active-keys');
+  return cache
+    ? cache.get(keyHash, () => readActiveKey(db.kysely, keyHash))
+    : readActiveKey(db.kysely, keyHash);
 }
 
-async function readActiveKey(db: Kysely<Database>, keyHash: string): Promise<ApiKeyWithMerchant | undefined> {
+async function readActiveKey(db: Executor, keyHash: string): Promise<ApiKeyWithMerchant | undefined> {
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('merchants', 'merchants.id', 'api_keys.merchant_id')
@@ -177,34 +148,42 @@ async function readActiveKey(db: Kysely<Database>, keyHash: string): Promise<Api
   };
 }
 
-/** Revokes the merchant's secret keys and issues a new one, in one transaction. */
-export async function rollSecretKey(
-  db: Kysely<Database>,
+/** Revokes the merchant's live keys of `kind`; answers their hashes. */
+export async function revokeKeys(
+  trx: Transaction<Database>,
   merchantId: string,
+  kind: KeyKind,
   now: number,
-): Promise<{ secretKey: string; revokedHashes: string[] } | undefined> {
-  return db.transaction().execute(async (trx) => {
-    const merchant = await trx
-      .selectFrom('merchants')
-      .select(['id', 'environment'])
-      .where('id', '=', merchantId)
-      .executeTakeFirst();
-    if (!merchant) return undefined;
-    const revoked = await trx
-      .updateTable('api_keys')
-      .set({ revoked_at: now })
-      .where('merchant_id', '=', merchantId)
-      .where('kind', '=', 'secret')
-      .where('revoked_at', 'is', null)
-      .returning('key_hash')
-      .execute();
-    const secretKey = ids.secretKey(merchant.environment);
-    await trx
-      .insertInto('api_keys')
-      .values(keyRow(merchantId, secretKey, 'secret', merchant.environment, now))
-      .execute();
-    return { secretKey, revokedHashes: revoked.map((r) => r.key_hash) };
-  });
+): Promise<string[]> {
+  const revoked = await trx
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('merchant_id', '=', merchantId)
+    .where('kind', '=', kind)
+    .where('revoked_at', 'is', null)
+    .returning('key_hash')
+    .execute();
+  return revoked.map((r) => r.key_hash);
 }
 
-export type { ApiKeysTable };
+export async function insertKey(
+  trx: Transaction<Database>,
+  merchant: Pick<Merchant, 'id' | 'environment'>,
+  key: string,
+  kind: KeyKind,
+  now: number,
+): Promise<void> {
+  await trx
+    .insertInto('api_keys')
+    .values(keyRow(merchant.id, key, kind, merchant.environment, now))
+    .execute();
+}
+
+/**
+ * Locks the merchant row until the transaction ends, so that checks against a per-merchant cap (16
+ * webhook endpoints) cannot be passed by concurrent requests. PostgreSQL only: on SQLite a writing
+ * transaction already holds the database's single write lock.
+ */
+export async function lockMerchantRow(trx: Transaction<Database>, merchantId: string): Promise<void> {
+  await trx.selectFrom('merchants').select('id').where('id', '=', merchantId).forUpdate().execute();
+}

@@ -1,22 +1,17 @@
-// Sessions and their members. Every function takes the merchant id where a merchant asks, so another
+// Sessions (their members are in members.ts). Every function takes the merchant id where a merchant asks, so another
 // merchant's session is simply not found (STYLE.md habit 4); pay-page lookups go by token or share id.
 import type { Cart } from '@group-checkout/node';
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import { assertTransition, type MemberStatus, type SessionStatus } from '../domain/session-state.ts';
+import type { ResolvedGroupConfig } from '../domain/group-config.ts';
+import { assertTransition, type SessionStatus } from '../domain/session-state.ts';
 import type { SplitMode } from '../domain/split.ts';
-import { isUniqueViolation } from './db.ts';
-import { ReadCache } from './read-cache.ts';
-import type { Database, MembersTable, SessionsTable } from './schema.ts';
+import type { Db } from './db.ts';
+import { listMembers, type Member } from './members.ts';
+import type { Database, SessionsTable } from './schema.ts';
 
-type Executor = Kysely<Database> | Transaction<Database>;
+export type Executor = Kysely<Database> | Transaction<Database>;
 
-export interface GroupConfig {
-  minSize: number;
-  maxSize: number;
-  defaultMode: SplitMode;
-  allowedModes: SplitMode[];
-  expiryHours: number;
-}
+export type GroupConfig = ResolvedGroupConfig;
 
 export interface Customer {
   name?: string;
@@ -50,29 +45,6 @@ export interface Session {
   closedAt: number | null;
 }
 
-export interface ItemShare {
-  itemIndex: number;
-  quantity: number;
-}
-
-export interface Member {
-  id: string;
-  sessionId: string;
-  merchantId: string;
-  position: number;
-  name: string;
-  email: string | null;
-  amountCents: number;
-  basisPoints: number | null;
-  items: ItemShare[] | null;
-  shareId: string;
-  status: MemberStatus;
-  isOrganizer: boolean;
-  lastRemindedAt: number | null;
-  createdAt: number;
-  updatedAt: number;
-}
-
 export function toSession(row: Selectable<SessionsTable>): Session {
   return {
     id: row.id,
@@ -101,124 +73,56 @@ export function toSession(row: Selectable<SessionsTable>): Session {
   };
 }
 
-export function toMember(row: Selectable<MembersTable>): Member {
-  return {
-    id: row.id,
-    sessionId: row.session_id,
-    merchantId: row.merchant_id,
-    position: row.position,
-    name: row.name,
-    email: row.email,
-    amountCents: row.amount_cents,
-    basisPoints: row.basis_points,
-    items: row.items === null ? null : (JSON.parse(row.items) as ItemShare[]),
-    shareId: row.share_id,
-    status: row.status,
-    isOrganizer: row.is_organizer === 1,
-    lastRemindedAt: row.last_reminded_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-export function memberRow(m: Member): Selectable<MembersTable> {
-  return {
-    id: m.id,
-    session_id: m.sessionId,
-    merchant_id: m.merchantId,
-    position: m.position,
-    name: m.name,
-    email: m.email,
-    amount_cents: m.amountCents,
-    basis_points: m.basisPoints,
-    items: m.items === null ? null : JSON.stringify(m.items),
-    share_id: m.shareId,
-    status: m.status,
-    is_organizer: m.isOrganizer ? 1 : 0,
-    last_reminded_at: m.lastRemindedAt,
-    created_at: m.createdAt,
-    updated_at: m.updatedAt,
-  };
-}
-
-export interface NewSession extends Omit<Session, 'createdAt' | 'updatedAt' | 'expiresAt' | 'closedAt'> {
+/** A session as stored, with the hash of its organizer token (the token itself is never stored). */
+export interface SessionRow extends Session {
   organizerTokenHash: string;
 }
 
-const MAX_CREATED_AT_TRIES = 50;
+export async function insertSession(trx: Transaction<Database>, session: SessionRow): Promise<void> {
+  await trx
+    .insertInto('sessions')
+    .values({
+      id: session.id,
+      merchant_id: session.merchantId,
+      status: session.status,
+      cart: JSON.stringify(session.cart),
+      currency: session.currency,
+      total_cents: session.totalCents,
+      order_ref: session.orderRef,
+      group_id: session.groupId,
+      group_mode: session.groupMode,
+      group_config: JSON.stringify(session.groupConfig),
+      group_set_up_at: session.groupSetUpAt,
+      customer: session.customer === null ? null : JSON.stringify(session.customer),
+      success_url: session.successUrl,
+      cancel_url: session.cancelUrl,
+      webhook_url: session.webhookUrl,
+      embed_origins: JSON.stringify(session.embedOrigins),
+      organizer_token_hash: session.organizerTokenHash,
+      group_token: session.groupToken,
+      merchant_fee_ppm: session.merchantFeePpm,
+      consumer_fee_ppm: session.consumerFeePpm,
+      created_at: session.createdAt,
+      updated_at: session.updatedAt,
+      expires_at: session.expiresAt,
+      closed_at: session.closedAt,
+    })
+    .execute();
+}
 
-/**
- * Inserts a session, its organizer and whatever `alsoWrite` adds (the group.created event), in one
- * transaction. created_at is unique per merchant: it is the list cursor, so a session created in the same
- * millisecond as the merchant's previous one takes the next free millisecond (docs/decisions.md).
- */
-export async function insertSession(
-  db: Kysely<Database>,
-  input: NewSession,
-  organizer: Omit<Member, 'createdAt' | 'updatedAt'>,
-  now: number,
-  expiryMs: number,
-  alsoWrite: (trx: Transaction<Database>, session: Session) => Promise<void>,
-): Promise<Session> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await db.transaction().execute(async (trx) => {
-        const last = await trx
-          .selectFrom('sessions')
-          .select('created_at')
-          .where('merchant_id', '=', input.merchantId)
-          .orderBy('created_at', 'desc')
-          .limit(1)
-          .executeTakeFirst();
-        const createdAt = Math.max(now, (last?.created_at ?? 0) + 1);
-        const session: Session = {
-          ...input,
-          createdAt,
-          updatedAt: createdAt,
-          expiresAt: createdAt + expiryMs,
-          closedAt: null,
-        };
-        await trx
-          .insertInto('sessions')
-          .values({
-            id: session.id,
-            merchant_id: session.merchantId,
-            status: session.status,
-            cart: JSON.stringify(session.cart),
-            currency: session.currency,
-            total_cents: session.totalCents,
-            order_ref: session.orderRef,
-            group_id: session.groupId,
-            group_mode: session.groupMode,
-            group_config: JSON.stringify(session.groupConfig),
-            group_set_up_at: null,
-            customer: session.customer === null ? null : JSON.stringify(session.customer),
-            success_url: session.successUrl,
-            cancel_url: session.cancelUrl,
-            webhook_url: session.webhookUrl,
-            embed_origins: JSON.stringify(session.embedOrigins),
-            organizer_token_hash: input.organizerTokenHash,
-            group_token: session.groupToken,
-            merchant_fee_ppm: session.merchantFeePpm,
-            consumer_fee_ppm: session.consumerFeePpm,
-            created_at: createdAt,
-            updated_at: createdAt,
-            expires_at: session.expiresAt,
-            closed_at: null,
-          })
-          .execute();
-        await trx
-          .insertInto('members')
-          .values(memberRow({ ...organizer, createdAt, updatedAt: createdAt }))
-          .execute();
-        await alsoWrite(trx, session);
-        return session;
-      });
-    } catch (error) {
-      // Another process took this millisecond for the same merchant: read again and take the next.
-      if (!isUniqueViolation(error) || attempt >= MAX_CREATED_AT_TRIES) throw error;
-    }
-  }
+/** The creation time of the merchant's newest session, if it has one. */
+export async function findLatestSessionCreatedAt(
+  trx: Executor,
+  merchantId: string,
+): Promise<number | undefined> {
+  const row = await trx
+    .selectFrom('sessions')
+    .select('created_at')
+    .where('merchant_id', '=', merchantId)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.created_at;
 }
 
 export async function findSessionById(
@@ -235,24 +139,26 @@ export async function findSessionById(
   return row && toSession(row);
 }
 
-/** Sessions with their members, per database: the SDK polls each open session every 3 seconds. */
-const detailCaches = new WeakMap<Kysely<Database>, ReadCache<{ session: Session; members: Member[] }>>();
+export interface SessionWithMembers {
+  session: Session;
+  members: Member[];
+}
 
-/** The merchant's session and its members; served from memory while nothing was written (read-cache.ts). */
+/**
+ * The merchant's session and its members; on SQLite served from the read cache while nothing was
+ * written (read-cache.ts), since the SDK polls each open session every 3 seconds. The answer is frozen.
+ */
 export async function findSessionWithMembers(
-  db: Kysely<Database>,
+  db: Db,
   merchantId: string,
   sessionId: string,
-): Promise<{ session: Session; members: Member[] } | undefined> {
-  let cache = detailCaches.get(db);
-  if (!cache) {
-    cache = new ReadCache(db);
-    detailCaches.set(db, cache);
-  }
-  return cache.get(`${merchantId}\u0000${sessionId}`, async () => {
-    const session = await findSessionById(db, merchantId, sessionId);
-    return session && { session, members: await listMembers(db, sessionId) };
-  });
+): Promise<Readonly<SessionWithMembers> | undefined> {
+  const load = async () => {
+    const session = await findSessionById(db.kysely, merchantId, sessionId);
+    return session && { session, members: await listMembers(db.kysely, sessionId) };
+  };
+  const cache = db.readCache<SessionWithMembers>('session-with-members');
+  return cache ? cache.get(`${merchantId}\u0000${sessionId}`, load) : load();
 }
 
 export async function findSessionByOrganizerTokenHash(
@@ -276,21 +182,6 @@ export async function findSessionByGroupToken(db: Executor, token: string): Prom
 export async function findSessionByIdUnscoped(db: Executor, sessionId: string): Promise<Session | undefined> {
   const row = await db.selectFrom('sessions').selectAll().where('id', '=', sessionId).executeTakeFirst();
   return row && toSession(row);
-}
-
-export async function listMembers(db: Executor, sessionId: string): Promise<Member[]> {
-  const rows = await db
-    .selectFrom('members')
-    .selectAll()
-    .where('session_id', '=', sessionId)
-    .orderBy('position', 'asc')
-    .execute();
-  return rows.map(toMember);
-}
-
-export async function findMemberByShareId(db: Executor, shareId: string): Promise<Member | undefined> {
-  const row = await db.selectFrom('members').selectAll().where('share_id', '=', shareId).executeTakeFirst();
-  return row && toMember(row);
 }
 
 export interface SessionListItem {
@@ -331,28 +222,55 @@ export async function listSessions(
 }
 
 /**
- * Moves a session from `from` to `to` if, and only if, it is still in `from` (and, with `openAt`, not yet
- * expired at that time): the claim that keeps two processes from closing one session twice. True when
- * this call made the change.
+ * Row lock on a session that is still open (pending, and `now` before expires_at), taken first in a
+ * transaction that changes the session or its group: it bumps updated_at, which locks the row on
+ * PostgreSQL and takes the single writer's lock on SQLite, so changes to one session run one after
+ * another. Answers the session as locked, or undefined when it is no longer open.
  */
-export async function transitionSession(
+export async function lockOpenSession(
+  trx: Transaction<Database>,
+  sessionId: string,
+  now: number,
+): Promise<Session | undefined> {
+  const row = await trx
+    .updateTable('sessions')
+    .set({ updated_at: now })
+    .where('id', '=', sessionId)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', now)
+    .returningAll()
+    .executeTakeFirst();
+  return row && toSession(row);
+}
+
+/**
+ * Closes a pending session as `to` if, and only if, it is still pending (and, with `openAt`, not yet
+ * expired at that time): the claim that keeps two processes from closing one session twice. Answers
+ * the closed session, or undefined when this call did not close it. `expiresAt`, when given, is
+ * written too (an expiry run early by the sandbox helper moves it to the moment of closing).
+ */
+export async function closePendingSession(
   trx: Executor,
   sessionId: string,
-  from: SessionStatus,
-  to: SessionStatus,
+  to: Exclude<SessionStatus, 'pending'>,
   now: number,
-  openAt?: number,
-): Promise<boolean> {
-  // The domain's state machine decides which moves exist; every move leaves pending, so it closes.
-  assertTransition(from, to);
+  options: { openAt?: number; expiresAt?: number } = {},
+): Promise<Session | undefined> {
+  // The domain's state machine decides which moves exist.
+  assertTransition('pending', to);
   let query = trx
     .updateTable('sessions')
-    .set({ status: to, updated_at: now, closed_at: now })
+    .set({
+      status: to,
+      updated_at: now,
+      closed_at: now,
+      ...(options.expiresAt === undefined ? {} : { expires_at: options.expiresAt }),
+    })
     .where('id', '=', sessionId)
-    .where('status', '=', from);
-  if (openAt !== undefined) query = query.where('expires_at', '>', openAt);
-  const result = await query.executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+    .where('status', '=', 'pending');
+  if (options.openAt !== undefined) query = query.where('expires_at', '>', options.openAt);
+  const row = await query.returningAll().executeTakeFirst();
+  return row && toSession(row);
 }
 
 /** Pending sessions whose expiry has passed, oldest first. */
@@ -372,94 +290,17 @@ export async function listExpiredPendingSessionIds(
   return rows.map((r) => r.id);
 }
 
-/**
- * Writes the group as the organizer set it up: `members` is the whole new list. Members already in the
- * session keep their id and share link and are updated; new ones are inserted; pending members left out
- * are removed. Paid members must be passed through unchanged (the split engine keeps their amounts).
- * Runs inside the caller's transaction, after `touchPendingSession` claimed the session.
- */
-export async function saveGroup(
-  trx: Transaction<Database>,
-  session: Session,
-  existing: Member[],
-  members: Member[],
-  mode: SplitMode,
-  now: number,
-): Promise<void> {
-  const kept = new Set(members.map((m) => m.id));
-  const removed = existing.filter((m) => !kept.has(m.id)).map((m) => m.id);
-  if (removed.length > 0) {
-    await trx.deleteFrom('members').where('id', 'in', removed).where('status', '=', 'pending').execute();
-  }
-  const before = new Set(existing.map((m) => m.id));
-  const added = members.filter((m) => !before.has(m.id));
-  if (added.length > 0) await trx.insertInto('members').values(added.map(memberRow)).execute();
-  for (const m of members.filter((x) => before.has(x.id))) {
-    await trx
-      .updateTable('members')
-      .set({
-        position: m.position,
-        name: m.name,
-        email: m.email,
-        amount_cents: m.amountCents,
-        basis_points: m.basisPoints,
-        items: m.items === null ? null : JSON.stringify(m.items),
-        updated_at: now,
-      })
-      .where('id', '=', m.id)
-      .where('status', '=', 'pending')
-      .execute();
-  }
-  await trx
-    .updateTable('sessions')
-    .set({ group_mode: mode, group_set_up_at: session.groupSetUpAt ?? now, updated_at: now })
-    .where('id', '=', session.id)
-    .execute();
-}
-
-/**
- * Bumps updated_at of a pending session and answers whether it is still open (pending, and `now` before
- * expires_at): taken first inside a transaction that changes the group, it serializes group changes on
- * one session (the row lock on PostgreSQL, the single writer on SQLite) and refuses them once the
- * session has closed or expired.
- */
-export async function touchPendingSession(
+/** Records the split mode and the first set-up time of a locked session's group. */
+export async function updateGroupMode(
   trx: Transaction<Database>,
   sessionId: string,
+  mode: SplitMode,
+  setUpAt: number,
   now: number,
-): Promise<boolean> {
-  const result = await trx
-    .updateTable('sessions')
-    .set({ updated_at: now })
-    .where('id', '=', sessionId)
-    .where('status', '=', 'pending')
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
-
-/** Claims a reminder slot: sets last_reminded_at only if the last one is older than `notBefore`. */
-export async function claimReminder(
-  db: Executor,
-  memberId: string,
-  now: number,
-  notBefore: number,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('members')
-    .set({ last_reminded_at: now })
-    .where('id', '=', memberId)
-    .where('status', '=', 'pending')
-    .where((eb) => eb.or([eb('last_reminded_at', 'is', null), eb('last_reminded_at', '<=', notBefore)]))
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
-
-/** Gives a reminder slot back when the mail could not be sent. */
-export async function releaseReminder(
-  db: Executor,
-  memberId: string,
-  previous: number | null,
 ): Promise<void> {
-  await db.updateTable('members').set({ last_reminded_at: previous }).where('id', '=', memberId).execute();
+  await trx
+    .updateTable('sessions')
+    .set({ group_mode: mode, group_set_up_at: setUpAt, updated_at: now })
+    .where('id', '=', sessionId)
+    .execute();
 }

@@ -1,5 +1,8 @@
-import type { Kysely, Selectable } from 'kysely';
+// Webhook endpoints a merchant registered. Every query takes the merchant id: another merchant's
+// endpoint is simply not found.
+import type { Selectable, Transaction } from 'kysely';
 import type { Database, WebhookEndpointsTable } from './schema.ts';
+import type { Executor } from './sessions.ts';
 
 export interface WebhookEndpoint {
   id: string;
@@ -21,10 +24,7 @@ function toEndpoint(row: Selectable<WebhookEndpointsTable>): WebhookEndpoint {
   };
 }
 
-export async function listWebhookEndpoints(
-  db: Kysely<Database>,
-  merchantId: string,
-): Promise<WebhookEndpoint[]> {
+export async function listWebhookEndpoints(db: Executor, merchantId: string): Promise<WebhookEndpoint[]> {
   const rows = await db
     .selectFrom('webhook_endpoints')
     .selectAll()
@@ -36,51 +36,37 @@ export async function listWebhookEndpoints(
   return rows.map(toEndpoint);
 }
 
-/**
- * Inserts an endpoint unless the merchant already has `max` live ones. The count and the insert run in
- * one transaction; on PostgreSQL the merchant row is locked so that concurrent creates cannot pass the cap.
- */
+export async function countActiveWebhookEndpoints(db: Executor, merchantId: string): Promise<number> {
+  const { n } = await db
+    .selectFrom('webhook_endpoints')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('merchant_id', '=', merchantId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(n);
+}
+
 export async function insertWebhookEndpoint(
-  db: Kysely<Database>,
+  trx: Transaction<Database>,
   endpoint: WebhookEndpoint,
-  max: number,
-  lockMerchant: boolean,
-): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    if (lockMerchant) {
-      await trx
-        .selectFrom('merchants')
-        .select('id')
-        .where('id', '=', endpoint.merchantId)
-        .forUpdate()
-        .execute();
-    }
-    const { n } = await trx
-      .selectFrom('webhook_endpoints')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('merchant_id', '=', endpoint.merchantId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirstOrThrow();
-    if (Number(n) >= max) return false;
-    await trx
-      .insertInto('webhook_endpoints')
-      .values({
-        id: endpoint.id,
-        merchant_id: endpoint.merchantId,
-        url: endpoint.url,
-        events: JSON.stringify(endpoint.events),
-        secret: endpoint.secret,
-        created_at: endpoint.createdAt,
-        revoked_at: null,
-      })
-      .execute();
-    return true;
-  });
+): Promise<void> {
+  await trx
+    .insertInto('webhook_endpoints')
+    .values({
+      id: endpoint.id,
+      merchant_id: endpoint.merchantId,
+      url: endpoint.url,
+      events: JSON.stringify(endpoint.events),
+      secret: endpoint.secret,
+      created_at: endpoint.createdAt,
+      revoked_at: null,
+    })
+    .execute();
 }
 
 /** Revokes the merchant's endpoint; false when it has no such live endpoint. */
 export async function revokeWebhookEndpoint(
-  db: Kysely<Database>,
+  db: Executor,
   merchantId: string,
   endpointId: string,
   now: number,

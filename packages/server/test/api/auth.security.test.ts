@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { rollSecretKey } from '../../src/store/merchants.ts';
+import { rollSecretKey } from '../../src/flows/merchants.ts';
 import { type StartOptions, startTestApp, type TestApp, type TestResponse } from '../helpers/app.ts';
 import { DIALECTS, type DialectCase } from '../helpers/databases.ts';
 
@@ -82,7 +82,7 @@ for (const dialect of DIALECTS) {
       test('with a rolled (revoked) secret key, while the new key works', async () => {
         const m = await t.createMerchant({ name: 'Rolling Shop' });
         assert.equal((await t.request('GET', '/v1/merchants/me', { key: m.secretKey })).status, 200);
-        const rolled = await rollSecretKey(t.deps.db.kysely, m.merchant.id, Date.now());
+        const rolled = await rollSecretKey(t.deps.db, m.merchant.id, Date.now());
         assert.ok(rolled);
         assert.notEqual(rolled.secretKey, m.secretKey);
         assertError(await t.request('GET', '/v1/merchants/me', { key: m.secretKey }), 401, 'invalid_api_key');

@@ -26,7 +26,7 @@ for (const dialect of DIALECTS) {
           merchant_fee_rate: 0.0201,
           consumer_fee_rate: 0.01,
           fx_fee_rate: 0.01,
-          processor_connected: true,
+          processor_connected: false,
           headless_api_enabled: true,
           payout_currency: { mode: 'checkout', currency: null },
           allowed_origins: ['https://shop.example'],

@@ -180,7 +180,7 @@ for (const dialect of DIALECTS) {
             { name: 'Ben', basis_points: 5000 },
           ],
         },
-        ['mode must be one of equal, custom for this session'],
+        ['mode must be one of equal, custom for this session, got "percentage"'],
       );
     });
 

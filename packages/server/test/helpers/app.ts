@@ -7,8 +7,9 @@ import { type App, buildApp } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Deps } from '../../src/deps.ts';
+import { createMerchant as createMerchantRecord } from '../../src/flows/merchants.ts';
 import { createLogger, openRuntime } from '../../src/runtime.ts';
-import { insertMerchant, type Merchant } from '../../src/store/merchants.ts';
+import type { Merchant } from '../../src/store/merchants.ts';
 import type { DialectCase, TestDatabase } from './databases.ts';
 
 export interface TestMerchant {
@@ -94,8 +95,8 @@ export async function startTestApp(dialect: DialectCase, options: StartOptions =
   const baseUrl = `http://127.0.0.1:${address.port}`;
 
   async function createMerchant(o: Parameters<TestApp['createMerchant']>[0] = {}): Promise<TestMerchant> {
-    return insertMerchant(
-      deps.db.kysely,
+    return createMerchantRecord(
+      deps.db,
       {
         name: o.name ?? 'Test Shop',
         environment: config.serviceEnv === 'production' ? 'live' : 'test',

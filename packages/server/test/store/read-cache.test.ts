@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openDb } from '../../src/store/db.ts';
-import { findSessionWithMembers, transitionSession } from '../../src/store/sessions.ts';
+import { closePendingSession, findSessionWithMembers } from '../../src/store/sessions.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { postgresCase, sqliteCase } from '../helpers/databases.ts';
 import { createSession } from '../helpers/sessions.ts';
@@ -35,7 +35,7 @@ describe('session read cache on sqlite', () => {
     assert.equal(await status(body.session_id), 'pending');
     const other = openDb(t.deps.config.databaseUrl);
     try {
-      assert.ok(await transitionSession(other.kysely, body.session_id, 'pending', 'expired', Date.now()));
+      assert.ok(await closePendingSession(other.kysely, body.session_id, 'expired', Date.now()));
     } finally {
       await other.close();
     }
@@ -53,11 +53,11 @@ describe('session reads on postgres are never cached', { skip: postgresCase.skip
 
   test('a change written on another connection shows on the very next read', async () => {
     const body = await createSession(t);
-    const read = () => findSessionWithMembers(t.deps.db.kysely, t.merchant.merchant.id, body.session_id);
+    const read = () => findSessionWithMembers(t.deps.db, t.merchant.merchant.id, body.session_id);
     assert.equal((await read())?.session.status, 'pending');
     const other = openDb(t.deps.config.databaseUrl);
     try {
-      assert.ok(await transitionSession(other.kysely, body.session_id, 'pending', 'expired', Date.now()));
+      assert.ok(await closePendingSession(other.kysely, body.session_id, 'expired', Date.now()));
     } finally {
       await other.close();
     }

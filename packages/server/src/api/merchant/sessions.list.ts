@@ -1,17 +1,21 @@
-// GET /sessions — the merchant's sessions, newest first, paged by a millisecond cursor (SPEC.md §4.2).
+// GET /sessions — the merchant's sessions, newest first, paged by a millisecond cursor (docs/api.md#list-sessions).
 import type { preValidationHookHandler } from 'fastify';
 import Type from 'typebox';
-import type { App } from '../app.ts';
-import { toIso } from '../clock.ts';
-import type { Deps } from '../deps.ts';
-import { listSessions } from '../store/sessions.ts';
-import { authenticate, merchantOf } from './auth.ts';
-import { ApiError } from './errors.ts';
-import { AUTH_ERRORS, RequestId, rateLimitConfig, responses, Timestamp } from './schemas.ts';
+import type { App } from '../../app.ts';
+import type { Deps } from '../../deps.ts';
+import { ServiceError } from '../../errors.ts';
+import { listMerchantSessions } from '../../flows/sessions.ts';
+import { sessionListItemToWire } from '../../wire/mappers.ts';
+import { SessionListItemSchema } from '../../wire/schemas.ts';
+import { authenticate, callerOf } from '../auth.ts';
+import { AUTH_ERRORS, rateLimitConfig, responses } from '../schemas.ts';
+
+const DEFAULT_PAGE_SIZE = 25;
+const MAX_PAGE_SIZE = 100;
 
 const ListQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })),
     cursor: Type.Optional(
       Type.Integer({
         minimum: 0,
@@ -23,19 +27,8 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const ListItem = Type.Object({
-  session_id: Type.String(),
-  status: Type.String(),
-  order_ref: Type.Union([Type.String(), Type.Null()]),
-  total_cents: Type.Integer(),
-  currency: Type.String(),
-  created_at: Timestamp,
-  expires_at: Timestamp,
-});
-
 const SessionList = Type.Object({
-  request_id: RequestId,
-  data: Type.Array(ListItem),
+  data: Type.Array(SessionListItemSchema),
   has_more: Type.Boolean(),
   next_cursor: Type.Union([Type.Integer(), Type.Null()]),
 });
@@ -51,12 +44,12 @@ function decimalQuery(names: string[]): preValidationHookHandler {
     for (const name of names) {
       const value = query[name];
       if (Array.isArray(value))
-        return done(new ApiError('invalid_request', { message: `${name} must be given once` }));
+        return done(new ServiceError('invalid_request', { message: `${name} must be given once` }));
       const odd =
         typeof value === 'string' && Number.isFinite(Number(value)) && !/^-?\d+(\.\d*)?$/.test(value);
       if (odd)
         return done(
-          new ApiError('invalid_request', { message: `${name} must be written in decimal digits` }),
+          new ServiceError('invalid_request', { message: `${name} must be written in decimal digits` }),
         );
     }
     done();
@@ -65,7 +58,7 @@ function decimalQuery(names: string[]): preValidationHookHandler {
 
 export function register(app: App, deps: Deps) {
   app.get(
-    `${deps.config.apiPrefix}/sessions`,
+    '/sessions',
     {
       schema: {
         summary: 'List sessions',
@@ -78,21 +71,11 @@ export function register(app: App, deps: Deps) {
       preValidation: decimalQuery(['limit', 'cursor']),
     },
     async (request) => {
-      const limit = request.query.limit ?? 25;
-      const rows = await listSessions(deps.db.kysely, merchantOf(request).id, limit, request.query.cursor);
-      const page = rows.slice(0, limit);
-      const hasMore = rows.length > limit;
+      const { merchant } = callerOf(request);
+      const limit = request.query.limit ?? DEFAULT_PAGE_SIZE;
+      const { page, hasMore } = await listMerchantSessions(deps, merchant.id, limit, request.query.cursor);
       return {
-        request_id: request.id,
-        data: page.map((s) => ({
-          session_id: s.id,
-          status: s.status,
-          order_ref: s.orderRef,
-          total_cents: s.totalCents,
-          currency: s.currency,
-          created_at: toIso(s.createdAt),
-          expires_at: toIso(s.expiresAt),
-        })),
+        data: page.map(sessionListItemToWire),
         has_more: hasMore,
         next_cursor: hasMore ? (page.at(-1)?.createdAt ?? null) : null,
       };

@@ -1,13 +1,12 @@
-// GET /merchants/me — the authenticated merchant's profile (SPEC.md §2.9, §4.6).
+// GET /merchants/me — the authenticated merchant's profile (docs/api.md#merchant-profile).
 import Type from 'typebox';
-import type { App } from '../app.ts';
-import type { Deps } from '../deps.ts';
-import { formatRate } from '../domain/money.ts';
-import { authenticate, merchantOf } from './auth.ts';
-import { AUTH_ERRORS, RequestId, rateLimitConfig, responses } from './schemas.ts';
+import type { App } from '../../app.ts';
+import type { Deps } from '../../deps.ts';
+import { formatRate } from '../../domain/money.ts';
+import { authenticate, callerOf } from '../auth.ts';
+import { AUTH_ERRORS, rateLimitConfig, responses } from '../schemas.ts';
 
-export const MerchantProfile = Type.Object({
-  request_id: RequestId,
+const MerchantProfile = Type.Object({
   id: Type.String({ description: 'Merchant id (svc_merch_…).' }),
   name: Type.String(),
   sandbox: Type.Boolean({ description: 'True for a sandbox (test-mode) merchant.' }),
@@ -27,7 +26,7 @@ export const MerchantProfile = Type.Object({
 
 export function register(app: App, deps: Deps) {
   app.get(
-    `${deps.config.apiPrefix}/merchants/me`,
+    '/merchants/me',
     {
       schema: {
         summary: 'The authenticated merchant',
@@ -38,17 +37,17 @@ export function register(app: App, deps: Deps) {
       onRequest: authenticate(deps, 'secret'),
     },
     async (request) => {
-      const m = merchantOf(request);
+      const m = callerOf(request).merchant;
       return {
-        request_id: request.id,
         id: m.id,
         name: m.name,
         sandbox: m.environment === 'test',
         merchant_fee_rate: formatRate(m.merchantFeePpm),
         consumer_fee_rate: formatRate(m.consumerFeePpm),
         fx_fee_rate: formatRate(m.fxFeePpm),
-        // The sandbox processor is always connected; a Stripe deployment needs the merchant's account.
-        processor_connected: deps.config.stripeSecretKey ? m.processorAccountId !== null : true,
+        // Connected once the merchant has an account at the processor for payouts (set with the CLI). The
+        // sandbox processor simulates payouts without one (docs/decisions.md#processor-connected).
+        processor_connected: m.processorAccountId !== null,
         headless_api_enabled: m.headlessApiEnabled,
         payout_currency: { mode: m.payoutMode, currency: m.payoutCurrency },
         allowed_origins: m.allowedOrigins,

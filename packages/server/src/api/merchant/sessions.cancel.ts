@@ -1,0 +1,29 @@
+// POST /sessions/{sessionId}/cancel — cancels an open session (docs/api.md#cancel-a-session).
+import type { App } from '../../app.ts';
+import type { Deps } from '../../deps.ts';
+import { closeMerchantSession } from '../../flows/sessions.ts';
+import { closedToWire } from '../../wire/mappers.ts';
+import { ClosedSessionSchema } from '../../wire/schemas.ts';
+import { authenticate, callerOf } from '../auth.ts';
+import { AUTH_ERRORS, rateLimitConfig, responses, SessionParams } from '../schemas.ts';
+
+export function register(app: App, deps: Deps) {
+  app.post(
+    '/sessions/:sessionId/cancel',
+    {
+      schema: {
+        summary: 'Cancel a session',
+        tags: ['sessions'],
+        params: SessionParams,
+        response: responses(ClosedSessionSchema, [...AUTH_ERRORS, 404, 409]),
+      },
+      config: rateLimitConfig(deps, 'SESSIONS_CANCEL'),
+      onRequest: authenticate(deps, 'secret'),
+    },
+    async (request) => {
+      const { merchant } = callerOf(request);
+      const closed = await closeMerchantSession(deps, merchant.id, request.params.sessionId, 'cancelled');
+      return closedToWire(closed.session, closed.refunds);
+    },
+  );
+}

@@ -1,0 +1,31 @@
+// POST /test_helpers/sessions/{sessionId}/expire — sandbox only: runs expiry now (docs/api.md#sandbox-test-helpers).
+// Not registered in production, where the path answers 404 like any unknown route.
+import type { App } from '../../app.ts';
+import type { Deps } from '../../deps.ts';
+import { closeMerchantSession } from '../../flows/sessions.ts';
+import { closedToWire } from '../../wire/mappers.ts';
+import { ClosedSessionSchema } from '../../wire/schemas.ts';
+import { authenticate, callerOf } from '../auth.ts';
+import { AUTH_ERRORS, rateLimitConfig, responses, SessionParams } from '../schemas.ts';
+
+export function register(app: App, deps: Deps) {
+  if (deps.config.serviceEnv !== 'sandbox') return;
+  app.post(
+    '/test_helpers/sessions/:sessionId/expire',
+    {
+      schema: {
+        summary: 'Expire a session now (sandbox only)',
+        tags: ['test helpers'],
+        params: SessionParams,
+        response: responses(ClosedSessionSchema, [...AUTH_ERRORS, 404, 409]),
+      },
+      config: rateLimitConfig(deps, 'TEST_HELPERS'),
+      onRequest: authenticate(deps, 'secret'),
+    },
+    async (request) => {
+      const { merchant } = callerOf(request);
+      const closed = await closeMerchantSession(deps, merchant.id, request.params.sessionId, 'expired');
+      return closedToWire(closed.session, closed.refunds);
+    },
+  );
+}

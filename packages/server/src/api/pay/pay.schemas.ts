@@ -1,0 +1,12 @@
+// Schemas shared by the pay-page API's operations.
+import Type from 'typebox';
+import { GROUP_LIMITS } from '../../domain/group-config.ts';
+
+/** ?access=TOKEN: the organizer's access token or the group access token. */
+export const AccessQuery = Type.Object(
+  { access: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
+
+export const MemberName = Type.String({ minLength: 1, maxLength: GROUP_LIMITS.maxNameLength });
+export const MemberEmail = Type.String({ format: 'email', maxLength: GROUP_LIMITS.maxEmailLength });

@@ -1,0 +1,21 @@
+// POST {pay_url}/api/v1/session/cancel?access=ORGANIZER_TOKEN — the organizer cancels the group
+// (docs/api.md#pay-page-api); the answer is the merchant API's cancel answer.
+import type { App } from '../../app.ts';
+import type { Deps } from '../../deps.ts';
+import { organizerSession } from '../../flows/pay-access.ts';
+import { closeSessionOrFail } from '../../flows/sessions.ts';
+import { closedToWire } from '../../wire/mappers.ts';
+import { rateLimitConfig } from '../schemas.ts';
+import { AccessQuery } from './pay.schemas.ts';
+
+export function register(app: App, deps: Deps) {
+  app.post(
+    '/session/cancel',
+    { schema: { hide: true, querystring: AccessQuery }, config: rateLimitConfig(deps, 'PAY_WRITE') },
+    async (request) => {
+      const session = await organizerSession(deps, request.query.access);
+      const closed = await closeSessionOrFail(deps, session.id, 'cancelled');
+      return closedToWire(closed.session, closed.refunds);
+    },
+  );
+}

@@ -1,0 +1,38 @@
+// POST {pay_url}/api/v1/session/join?access=GROUP_TOKEN — a member joins an equal group, and the pending
+// shares are split again (docs/api.md#joining-a-group).
+import Type from 'typebox';
+import type { App } from '../../app.ts';
+import type { Deps } from '../../deps.ts';
+import { chargeAmount } from '../../domain/fees.ts';
+import { joinGroup } from '../../flows/group.ts';
+import { sessionForToken } from '../../flows/pay-access.ts';
+import { memberToWire, payLinks } from '../../wire/mappers.ts';
+import { rateLimitConfig } from '../schemas.ts';
+import { AccessQuery, MemberEmail, MemberName } from './pay.schemas.ts';
+
+const JoinBody = Type.Object(
+  { name: MemberName, email: Type.Optional(MemberEmail) },
+  { additionalProperties: false },
+);
+
+export function register(app: App, deps: Deps) {
+  const links = payLinks(deps.config.publicPayUrl);
+  app.post(
+    '/session/join',
+    {
+      schema: { hide: true, querystring: AccessQuery, body: JoinBody },
+      config: rateLimitConfig(deps, 'PAY_WRITE'),
+    },
+    async (request) => {
+      const { session } = await sessionForToken(deps, request.query.access);
+      const { member } = await joinGroup(deps, session.id, request.body);
+      return {
+        session_id: session.id,
+        member: memberToWire(member, { kind: 'member' }),
+        share_id: member.shareId,
+        share_url: links.share(member.shareId),
+        amount_due_cents: chargeAmount(member.amountCents, session.consumerFeePpm),
+      };
+    },
+  );
+}

@@ -1,0 +1,60 @@
+// Rules about a group's members that are pure logic: what counts as paid, and how the members an
+// organizer sends in a group set-up are matched to the members the group already has.
+import type { MemberStatus } from './session-state.ts';
+
+/** A member as these rules see it. */
+export interface MemberFacts {
+  id: string;
+  name: string;
+  amountCents: number;
+  status: MemberStatus;
+  isOrganizer: boolean;
+}
+
+/** Whether a member's share counts as paid: money was taken, and stays taken while the session is open. */
+export const countsAsPaid = (status: MemberStatus): boolean => status === 'paid';
+
+/** Sum of the shares that count as paid; the session's pending amount is the total minus this. */
+export const paidAmountOf = (members: readonly Pick<MemberFacts, 'amountCents' | 'status'>[]): number =>
+  members.reduce((sum, m) => sum + (countsAsPaid(m.status) ? m.amountCents : 0), 0);
+
+/**
+ * Matches the members of a group set-up to the group's current members. Member 0 is the organizer
+ * (matched to the current organizer when it names no id); others are matched by `id` when they give
+ * one, and are new otherwise. Every current member who has paid must be named again, and nobody twice.
+ * Answers, per position, the current member it stands for (or undefined for a new one), or every
+ * rule broken, one sentence each naming the member as the organizer sent it.
+ */
+export function matchMembers<M extends MemberFacts>(
+  existing: readonly M[],
+  requested: readonly { id?: string }[],
+): { ok: true; matched: (M | undefined)[] } | { ok: false; errors: string[] } {
+  const errors: string[] = [];
+  const byId = new Map(existing.map((m) => [m.id, m]));
+  const organizer = existing.find((m) => m.isOrganizer);
+  const matched = requested.map((input, index) => {
+    const id = input.id ?? (index === 0 ? organizer?.id : undefined);
+    if (id === undefined) return undefined;
+    const found = byId.get(id);
+    if (!found) errors.push(`members[${index}].id ${id} is not a member of this group`);
+    else if (found.isOrganizer !== (index === 0)) {
+      errors.push(
+        index === 0
+          ? 'members[0] must be the organizer'
+          : `members[${index}] is the organizer; put them first`,
+      );
+    }
+    return found;
+  });
+  const seen = new Set<string>();
+  for (const [index, m] of matched.entries()) {
+    if (!m) continue;
+    if (seen.has(m.id)) errors.push(`members[${index}].id ${m.id} appears twice`);
+    seen.add(m.id);
+  }
+  for (const m of existing) {
+    if (m.status !== 'pending' && !seen.has(m.id))
+      errors.push(`${m.name} has paid and must stay in the group (id ${m.id})`);
+  }
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, matched };
+}

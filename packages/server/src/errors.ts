@@ -1,0 +1,73 @@
+// The one error type every layer throws, with the closed list of codes it may carry (see
+// docs/api.md#errors). It says what went wrong, never how HTTP answers it: api/errors.ts maps each code
+// to its status and wire shape, in one place, and jobs branch on results rather than on errors.
+
+/** Every error code, with the message a client sees unless the thrower gives a more precise one. */
+export const ERROR_MESSAGES = {
+  invalid_request: 'The request is not valid.',
+  invalid_json: 'The request body must be JSON (Content-Type: application/json).',
+  invalid_cart: 'The cart is not valid.',
+  invalid_signature: 'The cart signature does not match the cart.',
+  invalid_group: 'The group is not valid.',
+  invalid_idempotency_key: 'Idempotency-Key must be 1 to 255 visible ASCII characters.',
+  missing_api_key: 'Missing API key: send Authorization: Bearer <API_KEY>.',
+  invalid_api_key_format: 'Invalid API key format.',
+  invalid_api_key: 'Invalid API key.',
+  invalid_access_token: 'The access token is missing or not valid for this session.',
+  card_declined: 'The card was declined.',
+  secret_key_from_browser: 'A secret key must not be used from a browser (the request has an Origin header).',
+  key_environment_mismatch: 'The key/environment mismatch: this key belongs to the other environment.',
+  merchant_mismatch: 'X-Merchant-ID does not match the API key.',
+  ip_blocked: 'Requests from this IP address are blocked.',
+  secret_key_required: 'This route requires a secret API key.',
+  headless_not_enabled:
+    'Sessions without a cart signature need the headless API, which is not enabled for this merchant.',
+  organizer_only: 'Only the organizer may do this.',
+  route_not_found: 'No such route.',
+  session_not_found: 'No such session.',
+  share_not_found: 'No such share.',
+  webhook_not_found: 'No such webhook endpoint.',
+  session_not_pending: 'The session is not open.',
+  share_not_pending: 'The share is already paid.',
+  group_full: 'The group is full.',
+  group_not_joinable: 'Members can join only a group split equally.',
+  idempotency_key_reused: 'This Idempotency-Key was used with a different request.',
+  idempotency_in_progress: 'A request with this Idempotency-Key is still in progress; retry shortly.',
+  request_timeout: 'The request was not received in time.',
+  body_too_large: 'The request body is too large.',
+  headers_too_large: 'The request headers are too large.',
+  webhook_limit_reached: 'A merchant may register at most 16 webhook endpoints.',
+  rate_limited: 'Too many requests; retry after the time in Retry-After.',
+  too_many_failed_authentications: 'Too many failed authentications; retry after the time in Retry-After.',
+  internal_error: 'Something went wrong on our side; retry, and quote the request_id if it persists.',
+  upstream_error: 'The payment processor did not answer; retry with backoff.',
+} as const satisfies Record<string, string>;
+
+export type ErrorCode = keyof typeof ERROR_MESSAGES;
+
+export interface ServiceErrorOptions {
+  /** A message more precise than the code's default. */
+  message?: string;
+  /** A checklist for errors with several causes (an invalid cart signature, every broken cart rule). */
+  details?: string[];
+  /** When the caller may try again, for limits. */
+  retryAfterSeconds?: number;
+}
+
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly details: string[] | undefined;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(code: ErrorCode, options: ServiceErrorOptions = {}) {
+    super(options.message ?? ERROR_MESSAGES[code]);
+    this.name = 'ServiceError';
+    this.code = code;
+    this.details = options.details;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/** Whether `error` is a ServiceError with one of `codes`. */
+export const isServiceError = (error: unknown, ...codes: ErrorCode[]): error is ServiceError =>
+  error instanceof ServiceError && (codes.length === 0 || codes.includes(error.code));

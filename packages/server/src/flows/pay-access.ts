@@ -1,0 +1,61 @@
+// What a pay-page credential opens (docs/api.md#pay-page-api): the organizer's access token (at_…) opens
+// its session as the organizer, the group access token (gat_…) as a member of the group, and a share
+// id one member's share. None of them is an API key, and none needs a merchant id.
+import type { Deps } from '../deps.ts';
+import { ServiceError } from '../errors.ts';
+import { sha256 } from '../ids.ts';
+import { findMemberByShareId, listMembers, type Member } from '../store/members.ts';
+import { findMerchantById } from '../store/merchants.ts';
+import {
+  findSessionByGroupToken,
+  findSessionByIdUnscoped,
+  findSessionByOrganizerTokenHash,
+  type Session,
+} from '../store/sessions.ts';
+import type { PageRole } from '../wire/mappers.ts';
+
+/** The session a token opens, and as whom; invalid_access_token for anything else. */
+export async function sessionForToken(
+  deps: Deps,
+  token: string,
+): Promise<{ session: Session; role: PageRole }> {
+  const db = deps.db.kysely;
+  if (token.startsWith('at_')) {
+    const session = await findSessionByOrganizerTokenHash(db, sha256(token));
+    if (session) return { session, role: 'organizer' };
+  } else if (token.startsWith('gat_')) {
+    const session = await findSessionByGroupToken(db, token);
+    if (session) return { session, role: 'member' };
+  }
+  throw new ServiceError('invalid_access_token');
+}
+
+/** The session of an organizer's token; a group token is organizer_only. */
+export async function organizerSession(deps: Deps, token: string): Promise<Session> {
+  const { session, role } = await sessionForToken(deps, token);
+  if (role !== 'organizer') throw new ServiceError('organizer_only');
+  return session;
+}
+
+/** The name the pages show for the session's merchant. */
+export async function merchantNameOf(deps: Deps, session: Session): Promise<string> {
+  return (await findMerchantById(deps.db.kysely, session.merchantId))?.name ?? '';
+}
+
+/** The session as its page shows it: the session, its members and the merchant's name. */
+export async function loadPayPage(deps: Deps, token: string) {
+  const { session, role } = await sessionForToken(deps, token);
+  const members = await listMembers(deps.db.kysely, session.id);
+  return { session, members, role, merchantName: await merchantNameOf(deps, session) };
+}
+
+/** One member's share by its id, with its session and the merchant's name. */
+export async function loadShare(
+  deps: Deps,
+  shareId: string,
+): Promise<{ session: Session; member: Member; merchantName: string }> {
+  const member = await findMemberByShareId(deps.db.kysely, shareId);
+  const session = member && (await findSessionByIdUnscoped(deps.db.kysely, member.sessionId));
+  if (!member || !session) throw new ServiceError('share_not_found');
+  return { session, member, merchantName: await merchantNameOf(deps, session) };
+}

@@ -1,0 +1,148 @@
+// Members of a session's group: one row each, the organizer first (position 0). Share ids are the
+// payers' credentials (the /s/{shareId} link), so lookups by share id need no merchant.
+import type { Selectable, Transaction } from 'kysely';
+import type { MemberStatus } from '../domain/session-state.ts';
+import type { Database, MembersTable } from './schema.ts';
+import type { Executor } from './sessions.ts';
+
+export interface ItemShare {
+  itemIndex: number;
+  quantity: number;
+}
+
+export interface Member {
+  id: string;
+  sessionId: string;
+  merchantId: string;
+  position: number;
+  name: string;
+  email: string | null;
+  amountCents: number;
+  basisPoints: number | null;
+  items: ItemShare[] | null;
+  shareId: string;
+  status: MemberStatus;
+  isOrganizer: boolean;
+  lastRemindedAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export function toMember(row: Selectable<MembersTable>): Member {
+  return {
+    id: row.id,
+    sessionId: row.session_id,
+    merchantId: row.merchant_id,
+    position: row.position,
+    name: row.name,
+    email: row.email,
+    amountCents: row.amount_cents,
+    basisPoints: row.basis_points,
+    items: row.items === null ? null : (JSON.parse(row.items) as ItemShare[]),
+    shareId: row.share_id,
+    status: row.status,
+    isOrganizer: row.is_organizer === 1,
+    lastRemindedAt: row.last_reminded_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function memberRow(m: Member): Selectable<MembersTable> {
+  return {
+    id: m.id,
+    session_id: m.sessionId,
+    merchant_id: m.merchantId,
+    position: m.position,
+    name: m.name,
+    email: m.email,
+    amount_cents: m.amountCents,
+    basis_points: m.basisPoints,
+    items: m.items === null ? null : JSON.stringify(m.items),
+    share_id: m.shareId,
+    status: m.status,
+    is_organizer: m.isOrganizer ? 1 : 0,
+    last_reminded_at: m.lastRemindedAt,
+    created_at: m.createdAt,
+    updated_at: m.updatedAt,
+  };
+}
+
+export async function listMembers(db: Executor, sessionId: string): Promise<Member[]> {
+  const rows = await db
+    .selectFrom('members')
+    .selectAll()
+    .where('session_id', '=', sessionId)
+    .orderBy('position', 'asc')
+    .execute();
+  return rows.map(toMember);
+}
+
+export async function findMemberByShareId(db: Executor, shareId: string): Promise<Member | undefined> {
+  const row = await db.selectFrom('members').selectAll().where('share_id', '=', shareId).executeTakeFirst();
+  return row && toMember(row);
+}
+
+export async function insertMembers(trx: Transaction<Database>, members: Member[]): Promise<void> {
+  if (members.length > 0) await trx.insertInto('members').values(members.map(memberRow)).execute();
+}
+
+/** Deletes members that are still pending; answers how many were deleted. */
+export async function deletePendingMembers(trx: Transaction<Database>, memberIds: string[]): Promise<number> {
+  if (memberIds.length === 0) return 0;
+  const result = await trx
+    .deleteFrom('members')
+    .where('id', 'in', memberIds)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Writes a pending member's place, name, email and share; false when the member is no longer pending. */
+export async function updatePendingMember(
+  trx: Transaction<Database>,
+  m: Member,
+  now: number,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('members')
+    .set({
+      position: m.position,
+      name: m.name,
+      email: m.email,
+      amount_cents: m.amountCents,
+      basis_points: m.basisPoints,
+      items: m.items === null ? null : JSON.stringify(m.items),
+      updated_at: now,
+    })
+    .where('id', '=', m.id)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Claims a reminder slot: sets last_reminded_at only if the last one is older than `notBefore`. */
+export async function claimReminder(
+  db: Executor,
+  memberId: string,
+  now: number,
+  notBefore: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('members')
+    .set({ last_reminded_at: now })
+    .where('id', '=', memberId)
+    .where('status', '=', 'pending')
+    .where((eb) => eb.or([eb('last_reminded_at', 'is', null), eb('last_reminded_at', '<=', notBefore)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Gives a reminder slot back when the mail could not be sent. */
+export async function releaseReminder(
+  db: Executor,
+  memberId: string,
+  previous: number | null,
+): Promise<void> {
+  await db.updateTable('members').set({ last_reminded_at: previous }).where('id', '=', memberId).execute();
+}

@@ -1,0 +1,216 @@
+// Our objects to the wire shapes of wire/schemas.ts, one mapper per resource, used by the merchant API,
+// the pay-page API and the events outbox alike (docs/api.md). camelCase inside, snake_case on the wire.
+import type { Cart } from '@group-checkout/node';
+import { toIso } from '../clock.ts';
+import { chargeAmount, consumerFee } from '../domain/fees.ts';
+import { paidAmountOf } from '../domain/members.ts';
+import { formatRate } from '../domain/money.ts';
+import type { Member } from '../store/members.ts';
+import type { Session, SessionListItem } from '../store/sessions.ts';
+import type { WebhookEndpoint } from '../store/webhooks.ts';
+
+/** The hosted pages' links, made from PUBLIC_PAY_URL. */
+export interface PayLinks {
+  /** The organizer's page (with the organizer token) or the group's (with the group token). */
+  session(sessionId: string, token: string): string;
+  /** A member's page, where their share is paid. */
+  share(shareId: string): string;
+}
+
+export function payLinks(publicPayUrl: string): PayLinks {
+  return {
+    session: (sessionId, token) => `${publicPayUrl}/session/${sessionId}?access=${token}`,
+    share: (shareId) => `${publicPayUrl}/s/${shareId}`,
+  };
+}
+
+type MemberBasics = Pick<Member, 'id' | 'name' | 'amountCents' | 'status' | 'isOrganizer'>;
+
+/**
+ * Who sees a member: the merchant API and events (the share itself), a member of the group on the
+ * hosted pages (also who the organizer is), or the organizer (also each member's email, split inputs,
+ * share link and what they will be charged).
+ */
+export type MemberView =
+  | { kind: 'merchant' }
+  | { kind: 'member' }
+  | { kind: 'organizer'; links: PayLinks; consumerFeePpm: number };
+
+const MERCHANT_VIEW: MemberView = { kind: 'merchant' };
+
+export function memberToWire(
+  m: MemberBasics,
+  view?: { kind: 'merchant' },
+): {
+  id: string;
+  name: string;
+  amount_cents: number;
+  status: string;
+};
+export function memberToWire(m: Member, view: MemberView): object;
+export function memberToWire(m: MemberBasics & Partial<Member>, view: MemberView = MERCHANT_VIEW) {
+  const base = { id: m.id, name: m.name, amount_cents: m.amountCents, status: m.status };
+  if (view.kind === 'merchant') return base;
+  if (view.kind === 'member') return { ...base, is_organizer: m.isOrganizer };
+  const full = m as Member;
+  return {
+    ...base,
+    is_organizer: full.isOrganizer,
+    email: full.email,
+    basis_points: full.basisPoints,
+    items: full.items?.map((i) => ({ item_index: i.itemIndex, quantity: i.quantity })) ?? null,
+    share_id: full.shareId,
+    share_url: view.links.share(full.shareId),
+    amount_due_cents: chargeAmount(full.amountCents, view.consumerFeePpm),
+  };
+}
+
+/** paid_amount and pending_amount of a session (docs/api.md#sessions). */
+export function amountsToWire(session: Pick<Session, 'totalCents'>, members: readonly MemberBasics[]) {
+  const paid = paidAmountOf(members);
+  return { paid_amount: paid, pending_amount: session.totalCents - paid };
+}
+
+export function groupToWire(session: Session, members: readonly Member[]) {
+  return {
+    id: session.groupId,
+    size: members.length,
+    mode: session.groupMode,
+    ...amountsToWire(session, members),
+    members: members.map((m) => memberToWire(m)),
+  };
+}
+
+/** GET /sessions/{id}: the session with its group; the customer only for the secret key. */
+export function sessionToWire(session: Session, members: readonly Member[], withCustomer: boolean) {
+  return {
+    session_id: session.id,
+    status: session.status,
+    created_at: toIso(session.createdAt),
+    expires_at: toIso(session.expiresAt),
+    order_ref: session.orderRef,
+    currency: session.currency,
+    total_cents: session.totalCents,
+    group: groupToWire(session, members),
+    charges: [] as string[],
+    transfer: null as string | null,
+    ...(withCustomer && session.customer ? { customer: session.customer } : {}),
+  };
+}
+
+/** POST /sessions: the new session with the organizer's link (the only time its token is shown). */
+export function createdSessionToWire(session: Session, organizerToken: string, links: PayLinks) {
+  return {
+    session_id: session.id,
+    session_url: links.session(session.id, organizerToken),
+    status: session.status,
+    expires_at: toIso(session.expiresAt),
+    merchant_fee_rate: formatRate(session.merchantFeePpm),
+    consumer_fee_rate: formatRate(session.consumerFeePpm),
+    group_access_token: session.groupToken,
+  };
+}
+
+export const sessionListItemToWire = (s: SessionListItem) => ({
+  session_id: s.id,
+  status: s.status,
+  order_ref: s.orderRef,
+  total_cents: s.totalCents,
+  currency: s.currency,
+  created_at: toIso(s.createdAt),
+  expires_at: toIso(s.expiresAt),
+});
+
+export interface RefundView {
+  id: string | null;
+  memberId: string;
+  amountCents: number;
+  status: 'pending' | 'succeeded' | 'failed';
+}
+
+/** The answer to a cancel or an expiry, wherever it was asked for. */
+export const closedToWire = (session: Session, refunds: readonly RefundView[]) => ({
+  session_id: session.id,
+  status: session.status,
+  refunds: refunds.map((r) => ({
+    id: r.id,
+    member_id: r.memberId,
+    amount_cents: r.amountCents,
+    status: r.status,
+  })),
+});
+
+const cartToWire = (cart: Cart) => ({
+  items: cart.items,
+  tax: cart.tax ?? 0,
+  shipping: cart.shipping ?? 0,
+  fees: cart.fees ?? [],
+});
+
+/** One member's share as the payer's page shows it. */
+export function shareToWire(session: Session, member: Member, merchantName: string) {
+  return {
+    share_id: member.shareId,
+    session_id: session.id,
+    session_status: session.status,
+    merchant_name: merchantName,
+    order_ref: session.orderRef,
+    currency: session.currency,
+    expires_at: toIso(session.expiresAt),
+    member: memberToWire(member),
+    consumer_fee_cents: consumerFee(member.amountCents, session.consumerFeePpm),
+    amount_due_cents: chargeAmount(member.amountCents, session.consumerFeePpm),
+    cart: cartToWire(session.cart),
+  };
+}
+
+export type PageRole = 'organizer' | 'member';
+
+/** The session as the hosted pages show it to the organizer or to a member of the group. */
+export function payPageToWire(
+  session: Session,
+  members: readonly Member[],
+  role: PageRole,
+  merchantName: string,
+  links: PayLinks,
+) {
+  const cfg = session.groupConfig;
+  const view: MemberView =
+    role === 'organizer'
+      ? { kind: 'organizer', links, consumerFeePpm: session.consumerFeePpm }
+      : { kind: 'member' };
+  return {
+    role,
+    session_id: session.id,
+    status: session.status,
+    merchant_name: merchantName,
+    order_ref: session.orderRef,
+    currency: session.currency,
+    total_cents: session.totalCents,
+    consumer_fee_rate: formatRate(session.consumerFeePpm),
+    expires_at: toIso(session.expiresAt),
+    cart: cartToWire(session.cart),
+    group: {
+      ...groupToWire(session, members),
+      set_up: session.groupSetUpAt !== null,
+      min_size: cfg.minSize,
+      max_size: cfg.maxSize,
+      allowed_modes: cfg.allowedModes,
+      members: members.map((m) => memberToWire(m, view)),
+    },
+    ...(role === 'organizer'
+      ? {
+          join_url: links.session(session.id, session.groupToken),
+          success_url: session.successUrl,
+          cancel_url: session.cancelUrl,
+        }
+      : {}),
+  };
+}
+
+export const endpointToWire = (e: WebhookEndpoint) => ({
+  id: e.id,
+  url: e.url,
+  events: e.events,
+  created_at: toIso(e.createdAt),
+});

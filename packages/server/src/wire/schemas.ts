@@ -1,0 +1,244 @@
+// The wire shapes of our resources as TypeBox schemas: one source for request validation, the
+// OpenAPI document and the TypeScript types (Static<typeof …>), exported as
+// `@group-checkout/server/wire` so the Node client and the browser SDK can share them. Field names are
+// snake_case as the API has them (docs/api.md); mappers.ts turns our objects into these shapes. Every
+// answer also carries request_id, which the API adds (api/schemas.ts withRequestId).
+import Type from 'typebox';
+import { CART_LIMITS } from '../domain/cart.ts';
+import { GROUP_LIMITS } from '../domain/group-config.ts';
+import { SPLIT_MODES, type SplitMode } from '../domain/split.ts';
+import { EVENT_TYPES, type EventType } from '../events/types.ts';
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC.' });
+
+const Str = (description?: string) =>
+  Type.String({ maxLength: CART_LIMITS.maxStringLength, ...(description ? { description } : {}) });
+const Amount = (description = 'Smallest currency unit.') =>
+  Type.Integer({ minimum: 0, maximum: CART_LIMITS.maxTotal, description });
+
+// Cart (docs/api.md#carts). The schema holds every rule a schema can say; domain/cart.ts checks the rest
+// (the ISO 4217 code, https images, metadata keys, the total adding up), so each rule lives once.
+export const CartItemSchema = Type.Object(
+  {
+    id: Type.Optional(Str('Merchant SKU or line id; items are sorted by it for the signature.')),
+    name: Type.String({ minLength: 1, maxLength: CART_LIMITS.maxStringLength }),
+    quantity: Type.Integer({ minimum: 1, maximum: CART_LIMITS.maxQuantity }),
+    unit_price: Amount(),
+    image_url: Type.Optional(Str('HTTPS thumbnail; not signed.')),
+  },
+  { additionalProperties: false },
+);
+
+export const CartFeeSchema = Type.Object(
+  { id: Str(), label: Str('Display text.'), amount: Amount() },
+  { additionalProperties: false },
+);
+
+export const CartSchema = Type.Object(
+  {
+    total: Type.Integer({
+      minimum: CART_LIMITS.minTotal,
+      maximum: CART_LIMITS.maxTotal,
+      description: 'Smallest currency unit: the items, tax, shipping and fees added up.',
+    }),
+    currency: Str('Exactly 3 characters: a lowercase ISO 4217 code, like usd.'),
+    items: Type.Array(CartItemSchema, { minItems: 1, maxItems: CART_LIMITS.maxItems }),
+    tax: Type.Optional(Amount()),
+    shipping: Type.Optional(Amount()),
+    fees: Type.Optional(Type.Array(CartFeeSchema, { maxItems: CART_LIMITS.maxFees })),
+    metadata: Type.Optional(
+      Type.Record(Type.String(), Str(), {
+        maxProperties: CART_LIMITS.maxMetadataKeys,
+        description: 'String values; order_ref carries the merchant order id.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SplitModeSchema = Type.Unsafe<SplitMode>(
+  Type.String({ enum: [...SPLIT_MODES], description: 'equal, itemized, custom, percentage or host-pays.' }),
+);
+
+export const GroupConfigSchema = Type.Object(
+  {
+    min_size: Type.Optional(Type.Integer({ description: 'Minimum group size (default 2).' })),
+    max_size: Type.Optional(
+      Type.Integer({ description: `Maximum group size (default 10, at most ${GROUP_LIMITS.maxSize}).` }),
+    ),
+    default_mode: Type.Optional(Type.String({ enum: [...SPLIT_MODES] })),
+    allowed_modes: Type.Optional(
+      Type.Array(Type.String({ enum: [...SPLIT_MODES] }), { minItems: 1, maxItems: SPLIT_MODES.length }),
+    ),
+    expiry_hours: Type.Optional(Type.Integer({ description: 'Hours until expiry, 1 to 168 (default 48).' })),
+  },
+  { additionalProperties: false },
+);
+
+export const CustomerSchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: GROUP_LIMITS.maxNameLength })),
+    email: Type.Optional(Type.String({ format: 'email', maxLength: GROUP_LIMITS.maxEmailLength })),
+    phone: Type.Optional(Type.String({ maxLength: 40 })),
+  },
+  { additionalProperties: false },
+);
+
+export const MemberSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  amount_cents: Type.Integer(),
+  status: Type.String({ description: 'pending, paid or refunded.' }),
+});
+
+/** A member as the hosted pages show them to a member of the group. */
+export const PageMemberSchema = Type.Object({ ...MemberSchema.properties, is_organizer: Type.Boolean() });
+
+/** A member as the organizer's page sees them: with their contact and their share link. */
+export const OrganizerMemberSchema = Type.Intersect([
+  PageMemberSchema,
+  Type.Object({
+    email: Type.Union([Type.String(), Type.Null()]),
+    basis_points: Type.Union([Type.Integer(), Type.Null()]),
+    items: Type.Union([
+      Type.Array(Type.Object({ item_index: Type.Integer(), quantity: Type.Integer() })),
+      Type.Null(),
+    ]),
+    share_id: Type.String(),
+    share_url: Type.String(),
+    amount_due_cents: Type.Integer({ description: 'Share plus the consumer fee.' }),
+  }),
+]);
+
+export const GroupSchema = Type.Object({
+  id: Type.String(),
+  size: Type.Integer(),
+  mode: Type.String(),
+  paid_amount: Type.Integer(),
+  pending_amount: Type.Integer(),
+  members: Type.Array(MemberSchema),
+});
+
+export const SessionDetailSchema = Type.Object({
+  session_id: Type.String(),
+  status: Type.String({ description: 'pending, funded, cancelled or expired.' }),
+  created_at: Timestamp,
+  expires_at: Timestamp,
+  order_ref: Type.Union([Type.String(), Type.Null()]),
+  currency: Type.String(),
+  total_cents: Type.Integer(),
+  group: GroupSchema,
+  charges: Type.Array(Type.String(), { description: 'Processor charge ids of paid shares.' }),
+  transfer: Type.Union([Type.String(), Type.Null()], { description: 'Processor transfer id once funded.' }),
+  customer: Type.Optional(CustomerSchema),
+});
+
+export const CreatedSessionSchema = Type.Object({
+  session_id: Type.String(),
+  session_url: Type.String({ description: 'The organizer’s hosted page, with its access token.' }),
+  status: Type.String(),
+  expires_at: Timestamp,
+  merchant_fee_rate: Type.Number(),
+  consumer_fee_rate: Type.Number(),
+  group_access_token: Type.String({ description: 'Lets members view the session and join an equal group.' }),
+});
+
+export const SessionListItemSchema = Type.Object({
+  session_id: Type.String(),
+  status: Type.String(),
+  order_ref: Type.Union([Type.String(), Type.Null()]),
+  total_cents: Type.Integer(),
+  currency: Type.String(),
+  created_at: Timestamp,
+  expires_at: Timestamp,
+});
+
+export const RefundSchema = Type.Object({
+  id: Type.Union([Type.String(), Type.Null()], { description: 'The processor’s refund id once known.' }),
+  member_id: Type.String(),
+  amount_cents: Type.Integer(),
+  status: Type.String({ description: 'pending, succeeded or failed.' }),
+});
+
+export const ClosedSessionSchema = Type.Object({
+  session_id: Type.String(),
+  status: Type.String(),
+  refunds: Type.Array(RefundSchema, { description: 'One per paid share, refunded through the processor.' }),
+});
+
+export const WebhookEndpointSchema = Type.Object({
+  id: Type.String({ description: 'Endpoint id (we_…).' }),
+  url: Type.String({ format: 'uri' }),
+  events: Type.Array(Type.String()),
+  created_at: Timestamp,
+});
+
+const CartViewSchema = Type.Object({
+  items: Type.Array(CartItemSchema),
+  tax: Type.Integer(),
+  shipping: Type.Integer(),
+  fees: Type.Array(CartFeeSchema),
+});
+
+/** One member's share as the payer's page shows it (GET {pay_url}/api/v1/shares/{shareId}). */
+export const ShareSchema = Type.Object({
+  share_id: Type.String(),
+  session_id: Type.String(),
+  session_status: Type.String(),
+  merchant_name: Type.String(),
+  order_ref: Type.Union([Type.String(), Type.Null()]),
+  currency: Type.String(),
+  expires_at: Timestamp,
+  member: MemberSchema,
+  consumer_fee_cents: Type.Integer(),
+  amount_due_cents: Type.Integer({ description: 'Share plus the consumer fee: what the card is charged.' }),
+  cart: CartViewSchema,
+});
+
+/** The session as the hosted pages show it (GET {pay_url}/api/v1/session). */
+export const PayPageSchema = Type.Object({
+  role: Type.Union([Type.Literal('organizer'), Type.Literal('member')]),
+  session_id: Type.String(),
+  status: Type.String(),
+  merchant_name: Type.String(),
+  order_ref: Type.Union([Type.String(), Type.Null()]),
+  currency: Type.String(),
+  total_cents: Type.Integer(),
+  consumer_fee_rate: Type.Number(),
+  expires_at: Timestamp,
+  cart: CartViewSchema,
+  group: Type.Object({
+    id: Type.String(),
+    size: Type.Integer(),
+    mode: Type.String(),
+    paid_amount: Type.Integer(),
+    pending_amount: Type.Integer(),
+    set_up: Type.Boolean(),
+    min_size: Type.Integer(),
+    max_size: Type.Integer(),
+    allowed_modes: Type.Array(Type.String()),
+    members: Type.Array(Type.Union([OrganizerMemberSchema, PageMemberSchema])),
+  }),
+  join_url: Type.Optional(Type.String()),
+  success_url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  cancel_url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+
+/** A webhook event as delivered and as the events API shows it (docs/api.md#events). */
+export const EventSchema = Type.Object({
+  id: Type.String({ description: 'evt_…; the webhook-id header of every delivery attempt.' }),
+  type: Type.Unsafe<EventType>(Type.String({ enum: [...EVENT_TYPES] })),
+  timestamp: Timestamp,
+  data: Type.Object({
+    session_id: Type.String(),
+    order_ref: Type.Union([Type.String(), Type.Null()]),
+    status: Type.String(),
+    total_cents: Type.Integer(),
+    currency: Type.String(),
+    paid_amount: Type.Integer(),
+    pending_amount: Type.Integer(),
+    charges: Type.Array(Type.String()),
+    member: Type.Optional(MemberSchema),
+    transfer: Type.Optional(Type.String()),
+  }),
+});
