@@ -1,8 +1,8 @@
-// The cart and its signature (DESIGN.md §7): the one module that computes the canonical form.
+// The cart and its signature (docs/api.md#cart-signature): the one module that computes the canonical form.
 // The service, this helper and the example merchant all import it, so they cannot disagree.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** A line of the cart, as sent on the wire (SPEC.md §2.1). */
+/** A line of the cart, as sent on the wire (docs/api.md#cart-fields). */
 export interface CartItem {
   /** Merchant SKU or line id; items are sorted by it for the signature. */
   id?: string;
@@ -15,7 +15,7 @@ export interface CartItem {
   image_url?: string;
 }
 
-/** A fee line of the cart (SPEC.md §2.2). */
+/** A fee line of the cart (docs/api.md#cart-fields). */
 export interface CartFee {
   id: string;
   label: string;
@@ -23,7 +23,7 @@ export interface CartFee {
   amount: number;
 }
 
-/** The cart as sent on the wire (SPEC.md §2.3). All amounts are integers in the smallest currency unit. */
+/** The cart as sent on the wire (docs/api.md#cart-fields). All amounts are integers in the smallest currency unit. */
 export interface Cart {
   total: number;
   /** Lowercase ISO 4217, for example 'usd'. */

@@ -13,7 +13,7 @@ interface Vector {
   signature: string;
 }
 
-// A byte copy of the shared vectors (DESIGN.md §7): the project never reads files outside itself.
+// A byte copy of the shared vectors (docs/api.md#cart-signature): the project never reads files outside itself.
 const { vectors } = JSON.parse(
   readFileSync(new URL('./fixtures/cart-signatures.json', import.meta.url), 'utf8'),
 ) as { vectors: Vector[] };

@@ -122,7 +122,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     done();
   });
 
-  // Every JSON object we answer carries request_id (docs/api.md#responses), placed first: the one place
+  // Every JSON object we answer carries request_id (docs/api.md#conventions), placed first: the one place
   // it is added to answers, so handlers never set it.
   app.addHook('preSerialization', (request, _reply, payload, done) => {
     if (payload && typeof payload === 'object' && !Array.isArray(payload) && !('request_id' in payload)) {

@@ -1,4 +1,4 @@
-// The environment, parsed once at start-up (DESIGN.md §2). A bad value throws ConfigError with one
+// The environment, parsed once at start-up (README.md#configuration). A bad value throws ConfigError with one
 // line naming the variable; main.ts and the CLI print that line and exit.
 import { BlockList, isIP } from 'node:net';
 
@@ -6,21 +6,21 @@ export class ConfigError extends Error {}
 
 export type ServiceEnv = 'sandbox' | 'production';
 
-/** Per-route limits, requests per minute per client IP (SPEC.md §8). Override with RATE_LIMIT_<NAME>. */
+/** Per-route limits, requests per minute per client IP (docs/api.md#rate-limits). Override with RATE_LIMIT_<NAME>. */
 export const DEFAULT_RATE_LIMITS = {
   SESSIONS_CREATE: 60,
   SESSIONS_LIST: 60,
   SESSIONS_GET: 120,
   SESSIONS_CANCEL: 30,
   SESSIONS_REMIND: 20,
-  // Not in SPEC §8; chosen to sit with the routes above.
+  // Not in docs/api.md#rate-limits; chosen to sit with the routes above.
   MERCHANTS_ME: 60,
   WEBHOOKS_READ: 60,
   WEBHOOKS_WRITE: 30,
   TEST_HELPERS: 60,
   PAY_READ: 120,
   PAY_WRITE: 30,
-  // Failed authentications (DESIGN.md §4).
+  // Failed authentications (docs/api.md#authentication).
   AUTH_FAILURES_IP: 120,
   AUTH_FAILURES_KEY: 40,
 } as const;

@@ -1,4 +1,4 @@
-// Identifiers and secrets (DESIGN.md §3): crypto.randomBytes rendered in base62. Ids carry 96 bits,
+// Identifiers and secrets (docs/api.md#ids-and-key-formats): crypto.randomBytes rendered in base62. Ids carry 96 bits,
 // anything that grants access carries 128 bits or more.
 import { createHash, randomBytes } from 'node:crypto';
 
@@ -40,7 +40,7 @@ export const newToken = (prefix: string): string => `${prefix}${randomBase62(TOK
 
 export type KeyEnvironment = 'test' | 'live';
 
-/** The key environment a deployment accepts (DESIGN.md §3): sandbox takes _test_ keys, production _live_. */
+/** The key environment a deployment accepts (docs/api.md#ids-and-key-formats): sandbox takes _test_ keys, production _live_. */
 export const keyEnvironmentFor = (serviceEnv: 'sandbox' | 'production'): KeyEnvironment =>
   serviceEnv === 'production' ? 'live' : 'test';
 

@@ -1,11 +1,11 @@
-// Configuration (DESIGN.md §2): the defaults, and a bad value stops start-up with one line naming the
+// Configuration (README.md#configuration): the defaults, and a bad value stops start-up with one line naming the
 // variable.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, DEFAULT_RATE_LIMITS, loadConfig } from '../src/config.ts';
 
 describe('loadConfig', () => {
-  test('defaults are DESIGN.md §2’s', () => {
+  test('defaults are README.md#configuration’s', () => {
     const config = loadConfig({});
     assert.equal(config.port, 4000);
     assert.equal(config.host, '127.0.0.1');
@@ -25,7 +25,7 @@ describe('loadConfig', () => {
     assert.equal(config.logLevel, 'info');
   });
 
-  test('rate limits default to SPEC.md §8 and DESIGN.md §4', () => {
+  test('rate limits default to docs/api.md#rate-limits and docs/api.md#authentication', () => {
     const { rateLimits } = loadConfig({});
     assert.equal(rateLimits.SESSIONS_CREATE, 60);
     assert.equal(rateLimits.SESSIONS_LIST, 60);

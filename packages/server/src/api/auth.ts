@@ -5,9 +5,9 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
-import type { Caller } from '../flows/caller.ts';
+import { type Caller, findKeyByHash } from '../flows/caller.ts';
 import { keyEnvironmentFor, sha256 } from '../ids.ts';
-import { findActiveKeyByHash, KEY_PREFIX_LENGTH } from '../store/merchants.ts';
+import { KEY_PREFIX_LENGTH } from '../store/merchants.ts';
 
 type AuthRequirement = 'secret' | 'publishable-or-secret';
 
@@ -101,7 +101,7 @@ export function authenticate(deps: Deps, requirement: AuthRequirement) {
       throw new ServiceError('secret_key_from_browser');
 
     const hash = sha256(key);
-    const found = await findActiveKeyByHash(deps.db, hash);
+    const found = await findKeyByHash(deps, hash);
     // The row was found by its hash; compare again in constant time so no lookup shortcut leaks.
     if (!found || !timingSafeEqual(Buffer.from(found.keyHash), Buffer.from(hash))) {
       return fail(request, prefix, 'invalid_api_key');

@@ -5,10 +5,9 @@ import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastif
 import type { App } from '../app.ts';
 import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
+import { claimKey, releaseKey, saveAnswer } from '../flows/idempotency.ts';
 import { sha256 } from '../ids.ts';
-import { claimIdempotencyKey, deleteIdempotencyKey, saveIdempotentResponse } from '../store/idempotency.ts';
 
-const TTL_MS = 24 * 60 * 60 * 1000;
 const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 
 declare module 'fastify' {
@@ -37,14 +36,7 @@ function idempotency(deps: Deps, scopeOf: ScopeOf) {
     if (typeof key !== 'string' || !KEY_FORMAT.test(key)) throw new ServiceError('invalid_idempotency_key');
     const scope = scopeOf(request);
     const requestHash = sha256(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`);
-    const now = deps.clock.now();
-    const existing = await claimIdempotencyKey(deps.db.kysely, {
-      scope,
-      key,
-      requestHash,
-      now,
-      expiresAt: now + TTL_MS,
-    });
+    const existing = await claimKey(deps, { scope, key }, requestHash);
     if (!existing) {
       request.idempotency = { scope, key };
       return;
@@ -67,9 +59,9 @@ export function idempotencyOnSend(deps: Deps) {
     // A 400 means the request was refused as sent and nothing ran: free the key so that the corrected
     // request may use it. A 5xx may be retried as it is. Every other answer is the request's outcome.
     if (statusCode === 400 || statusCode >= 500 || typeof payload !== 'string') {
-      await deleteIdempotencyKey(deps.db.kysely, claim);
+      await releaseKey(deps, claim);
     } else {
-      await saveIdempotentResponse(deps.db.kysely, { ...claim, statusCode, responseBody: payload });
+      await saveAnswer(deps, claim, statusCode, payload);
     }
   }
   // Callback style: most requests carry no key, and they should not pay for a promise here.

@@ -1,10 +1,10 @@
-// Cart rules beyond the wire schema (docs/api.md#carts): the currency code, https images, metadata key
+// Cart rules beyond the wire schema (docs/api.md#cart): the currency code, https images, metadata key
 // lengths and the total rule, plus the sums the split engine spreads.
 import type { Cart } from '@group-checkout/node';
 import { isCurrencyCode } from './currencies.ts';
 import { MAX_AMOUNT } from './money.ts';
 
-/** Cart bounds (docs/api.md#carts). Lengths count Unicode code points, as JSON Schema's maxLength does. */
+/** Cart bounds (docs/api.md#cart). Lengths count Unicode code points, as JSON Schema's maxLength does. */
 export const CART_LIMITS = {
   maxItems: 100,
   maxFees: 20,

@@ -1,4 +1,4 @@
-// Fees of DESIGN.md §8 on integer minor units, rates in parts per million (see money.ts): the payer's
+// Fees of docs/api.md#statuses-and-transitions on integer minor units, rates in parts per million (see money.ts): the payer's
 // consumer fee on each share, and the merchant and FX fees taken from the transfer.
 import { assertMinorUnits, feeFor } from './money.ts';
 
@@ -7,7 +7,7 @@ export const DEFAULT_MERCHANT_FEE_PPM = 20_100;
 export const DEFAULT_CONSUMER_FEE_PPM = 10_000;
 export const DEFAULT_FX_FEE_PPM = 10_000;
 
-/** 'checkout' pays out in the checkout currency; 'preferred' names a payout currency (SPEC.md §2.9). */
+/** 'checkout' pays out in the checkout currency; 'preferred' names a payout currency (docs/api.md#merchant-profile). */
 export type PayoutMode = 'checkout' | 'preferred';
 
 /** round_half_up(share × consumer_fee_rate): what a payer pays on top of their share. */
@@ -42,7 +42,7 @@ export interface MerchantFees {
 /**
  * The merchant's side of a funded session: round_half_up(total × merchant_fee_rate), the FX fee
  * round_half_up(total × fx_fee_rate) when it applies, and the transfer that is left. Preferred mode
- * charges FX but does not change the currency of the transfer (SPEC.md §2.9).
+ * charges FX but does not change the currency of the transfer (docs/api.md#merchant-profile).
  */
 export function merchantFees(input: MerchantFeesInput): MerchantFees {
   assertMinorUnits(input.total, 'total');

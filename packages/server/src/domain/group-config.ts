@@ -1,4 +1,4 @@
-// group_config of a session create (SPEC.md §2.4) with the defaults and bounds of DESIGN.md §8.
+// group_config of a session create (docs/api.md#group-config) with the defaults and bounds of docs/api.md#statuses-and-transitions.
 import { isSplitMode, SPLIT_MODES, type SplitMode } from './split.ts';
 
 export interface GroupConfigInput {

@@ -1,7 +1,7 @@
 // Integer money: amounts are minor units (cents for usd) and rates are integer parts per million, so no
 // float ever touches an amount. Products and proportions are computed in BigInt and rounded once.
 
-/** The largest cart total (DESIGN.md §6), in minor units. */
+/** The largest cart total (docs/api.md#cart-limits), in minor units. */
 export const MAX_AMOUNT = 99_999_999;
 
 /** Rates are integers in parts per million: 0.0201 is 20_100, 0.01 is 10_000, 1 (100 %) is 1_000_000. */

@@ -1,4 +1,4 @@
-// Session and member states of DESIGN.md §8. Only a pending session takes payments or changes; the
+// Session and member states of docs/api.md#statuses-and-transitions. Only a pending session takes payments or changes; the
 // other three states are final.
 
 export const SESSION_STATUSES = ['pending', 'funded', 'cancelled', 'expired'] as const;

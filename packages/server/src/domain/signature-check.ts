@@ -1,10 +1,10 @@
 // Checks a cart signature and, when it is wrong, works out why: it re-signs the cart the ways merchants
-// commonly get wrong (DESIGN.md §7) and names the mistake whose signature matches, before the checklist.
+// commonly get wrong (docs/api.md#cart-signature) and names the mistake whose signature matches, before the checklist.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Cart } from '@group-checkout/node';
 import { canonicalCart, signCart } from '@group-checkout/node';
 
-/** The four signing steps of DESIGN.md §7, as the `details` of an invalid-signature error. */
+/** The four signing steps of docs/api.md#cart-signature, as the `details` of an invalid-signature error. */
 export const CART_SIGNATURE_CHECKLIST: readonly string[] = Object.freeze([
   'Take the cart exactly as sent and remove image_url from every item.',
   'Sort the items by id, comparing UTF-16 code units as JavaScript does; an item without id sorts as "", ' +

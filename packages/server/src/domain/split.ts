@@ -1,4 +1,4 @@
-// The five split modes of DESIGN.md §8: integer shares that always add up to the cart total exactly.
+// The five split modes of docs/api.md#statuses-and-transitions: integer shares that always add up to the cart total exactly.
 // Proportions are computed in BigInt by the largest remainder method, so no float touches an amount.
 import { allocateByLargestRemainder, isMinorUnits, splitEvenly } from './money.ts';
 
@@ -53,7 +53,7 @@ export function isSplitMode(value: unknown): value is SplitMode {
  * Every member's share, in member order, or every reason the set-up is refused. Messages use the wire
  * names (`members[1].amount_cents`, `items[0]`) since they reach the organizer as they are.
  *
- * Paid shares never change (DESIGN.md §8). A member is paid when `locked[i]` is a number; that number is
+ * Paid shares never change (docs/api.md#statuses-and-transitions). A member is paid when `locked[i]` is a number; that number is
  * their share, whatever the mode. The rest of the total (total − the paid amounts) goes to the pending
  * members, by the mode's rule applied to them alone:
  * - equal: the rest split evenly over the pending members in member order, leftover cents to the first

@@ -1,4 +1,4 @@
-/** Every webhook event type (DESIGN.md §11). */
+/** Every webhook event type (docs/api.md#events). */
 export const EVENT_TYPES = [
   'group.created',
   'group.share_paid',

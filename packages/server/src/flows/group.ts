@@ -1,4 +1,4 @@
-// Group set-up by the organizer and joining by members (docs/api.md#splitting-a-group). Shares come
+// Group set-up by the organizer and joining by members (docs/api.md#split-modes). Shares come
 // from the pure split engine; paid shares are passed to it as locked, so they never change. Each change
 // runs in one transaction that first locks the still-open session row.
 import type { Transaction } from 'kysely';

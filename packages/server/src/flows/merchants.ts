@@ -1,6 +1,6 @@
 // Merchant administration (the CLI, the sandbox's demo merchant): a new merchant gets the default fee
 // rates, a publishable and a secret key, a cart signing secret and a session webhook secret
-// (docs/api.md#keys-and-ids); a secret key can be rolled, the old one ending at once.
+// (docs/api.md#ids-and-key-formats); a secret key can be rolled, the old one ending at once.
 import { DEFAULT_CONSUMER_FEE_PPM, DEFAULT_FX_FEE_PPM, DEFAULT_MERCHANT_FEE_PPM } from '../domain/fees.ts';
 import { ids, type KeyEnvironment } from '../ids.ts';
 import type { Db } from '../store/db.ts';

@@ -121,7 +121,7 @@ export async function createSession(
     cancelUrl: input.cancelUrl ?? null,
     webhookUrl: input.webhookUrl ?? null,
     // Hosted pages may be framed only by the page that created the session, or for sessions created
-    // server-side by the merchant's configured origins (docs/api.md#embedding).
+    // server-side by the merchant's configured origins (docs/api.md#hosted-pages-and-embedding).
     embedOrigins:
       caller.keyKind === 'publishable' && input.origin ? [input.origin] : [...merchant.allowedOrigins],
     groupToken: ids.groupToken(),

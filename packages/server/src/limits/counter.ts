@@ -1,4 +1,4 @@
-// Fixed-window counters for failed authentications (DESIGN.md §4): in memory for one process, or in
+// Fixed-window counters for failed authentications (docs/api.md#authentication): in memory for one process, or in
 // Redis so that every server process sees the same counts. Route rate limits use @fastify/rate-limit
 // with the same Redis connection; this store exists because those limits count every request while
 // these count only failures.

@@ -16,7 +16,7 @@ const Str = (description?: string) =>
 const Amount = (description = 'Smallest currency unit.') =>
   Type.Integer({ minimum: 0, maximum: CART_LIMITS.maxTotal, description });
 
-// Cart (docs/api.md#carts). The schema holds every rule a schema can say; domain/cart.ts checks the rest
+// Cart (docs/api.md#cart). The schema holds every rule a schema can say; domain/cart.ts checks the rest
 // (the ISO 4217 code, https images, metadata keys, the total adding up), so each rule lives once.
 export const CartItemSchema = Type.Object(
   {

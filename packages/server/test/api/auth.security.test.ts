@@ -1,4 +1,4 @@
-// Authentication and access (SPEC.md §5, DESIGN.md §4): who gets 401, who gets 403, what CORS allows,
+// Authentication and access (docs/api.md#authentication): who gets 401, who gets 403, what CORS allows,
 // and the limits on failed authentications.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

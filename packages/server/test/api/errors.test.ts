@@ -1,4 +1,4 @@
-// The error shape (SPEC.md §2.11, DESIGN.md §5): every answer names its request, unknown routes and bodies
+// The error shape (docs/api.md#errors): every answer names its request, unknown routes and bodies
 // that are not JSON are 4xx in our shape, and no body a client can send makes the server fail.
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';

@@ -1,4 +1,4 @@
-// Idempotency-Key on POST (DESIGN.md §5): the first answer is replayed for the same key and body, the same
+// Idempotency-Key on POST (docs/api.md#errors): the first answer is replayed for the same key and body, the same
 // key with another body is 409, keys belong to one merchant, and concurrent requests with one key run once.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// The machine-readable description (SPEC.md §9, DESIGN.md §14): OpenAPI 3.1, version 1.0.0, valid, with
+// The machine-readable description (docs/api.md#versioning, docs/api.md#openapi): OpenAPI 3.1, version 1.0.0, valid, with
 // the Error schema and every route the server actually registered under the API prefix.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// The pay-page API under {pay_url}/api/v1 (DESIGN.md §10): what the hosted pages read and the organizer's
+// The pay-page API under {pay_url}/api/v1 (docs/api.md#pay-page-api): what the hosted pages read and the organizer's
 // cancel. PUBLIC_PAY_URL has no path here, so it is served at /api/v1 on the same server.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// Route rate limits (SPEC.md §8, DESIGN.md §5): per route and client IP, IETF RateLimit-* headers, 429 with
+// Route rate limits (docs/api.md#rate-limits, docs/api.md#errors): per route and client IP, IETF RateLimit-* headers, 429 with
 // Retry-After in our error shape; shared between processes through Redis, and failing open without it.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -68,7 +68,7 @@ for (const dialect of DIALECTS) {
         assertHeaders(hooks, 60, 59);
       });
 
-      test('every limited route sends the headers, with SPEC §8’s limits by default', async () => {
+      test('every limited route sends the headers, with docs/api.md#rate-limits’s limits by default', async () => {
         const key = t.merchant.secretKey;
         const ip = '198.51.100.5';
         const routes: [string, string, number, unknown?][] = [

@@ -316,7 +316,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await listedSessionIds(t), []);
     });
 
-    test('a webhook_url reaching a private, loopback or link-local address is refused (DESIGN.md §11)', async () => {
+    test('a webhook_url reaching a private, loopback or link-local address is refused (docs/api.md#events)', async () => {
       for (const url of [
         'https://127.0.0.1/hooks',
         'https://10.1.2.3/hooks',

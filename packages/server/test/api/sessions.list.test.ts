@@ -41,7 +41,7 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    test('items show the fields of SPEC 2.7, newest first', async () => {
+    test('items show the fields of docs/api.md#list-sessions, newest first', async () => {
       const merchant = await t.createMerchant();
       const first = await createSession(t, {
         merchant,

@@ -1,4 +1,4 @@
-// Webhook endpoints (SPEC.md §2.10, §4.7; DESIGN.md §11): register with a one-time whsec_ secret, list
+// Webhook endpoints (docs/api.md#webhook-endpoints; docs/api.md#events): register with a one-time whsec_ secret, list
 // without it, revoke; known event types only, at most 16 per merchant, and in production only https URLs
 // that resolve to public addresses.
 import assert from 'node:assert/strict';

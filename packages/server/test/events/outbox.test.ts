@@ -1,4 +1,4 @@
-// The events outbox (DESIGN.md §11): every session transition writes exactly one event row, in the same
+// The events outbox (docs/api.md#events): every session transition writes exactly one event row, in the same
 // transaction as the change, so a change that fails leaves neither the change nor its event.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -41,7 +41,7 @@ for (const dialect of DIALECTS) {
       return rows.length;
     };
 
-    test('create, cancel: one event each, in the payload shape of DESIGN §11', async () => {
+    test('create, cancel: one event each, in the payload shape of docs/api.md#events', async () => {
       const created = await createSession(t);
       const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, {
         key: t.merchant.secretKey,

@@ -1,4 +1,4 @@
-// The expiry sweeper (DESIGN.md §8): pending sessions past expires_at become expired with one
+// The expiry sweeper (docs/api.md#statuses-and-transitions): pending sessions past expires_at become expired with one
 // group.expired event each, also when several processes sweep one database at once.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

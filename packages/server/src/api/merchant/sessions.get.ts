@@ -1,4 +1,4 @@
-// GET /sessions/{sessionId} — one session with its group (docs/api.md#retrieve-a-session). The SDK polls
+// GET /sessions/{sessionId} — one session with its group (docs/api.md#read-a-session). The SDK polls
 // it with the publishable key, so the customer is shown to secret keys only.
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';

@@ -1,5 +1,5 @@
 // POST {pay_url}/api/v1/session/join?access=GROUP_TOKEN — a member joins an equal group, and the pending
-// shares are split again (docs/api.md#joining-a-group).
+// shares are split again (docs/api.md#pay-page-routes).
 import Type from 'typebox';
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
