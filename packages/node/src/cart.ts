@@ -44,16 +44,45 @@ const SIGNATURE_HEX = /^[0-9a-f]{64}$/i;
  * (UTF-16 code units, a missing id as ""), then RFC 8785 (JCS) serialization. The cart is not changed.
  */
 export function canonicalCart(cart: Cart): string {
+  return serializeCart(cart);
+}
+
+/** How a cart is serialized for signing; every option at its default gives the canonical form. */
+export interface CartSerialization {
+  /** Leave image_url in the items (canonical: removed). */
+  keepImageUrl?: boolean;
+  /** Keep the items in request order (canonical: sorted by id). */
+  requestOrder?: boolean;
+  /** Leave the fees out (canonical: kept; signers before SDK 0.1.7 left them out). */
+  omitFees?: boolean;
+  /** Keep object keys in the order given (canonical: sorted by UTF-16 code units). */
+  unsortedKeys?: boolean;
+  /**
+   * Whitespace: none (canonical), `indented` as JSON.stringify(value, null, 2) writes it, or `spaced`
+   * as Python's json.dumps writes it by default (", " and ": ").
+   */
+  layout?: 'compact' | 'indented' | 'spaced';
+}
+
+/**
+ * The cart as signing would serialize it, optionally with the common mistakes of a merchant's signer
+ * (the service's signature diagnosis signs these variants to name the mistake). This is the one
+ * implementation of the canonical form: canonicalCart is serializeCart(cart).
+ */
+export function serializeCart(cart: Cart, options: CartSerialization = {}): string {
   if (cart === null || typeof cart !== 'object' || Array.isArray(cart)) {
     throw new TypeError('canonicalCart expects the cart object');
   }
   if (!Array.isArray(cart.items)) {
     throw new TypeError('canonicalCart expects cart.items to be an array');
   }
-  const items = cart.items.map((item) => withoutImageUrl(item));
+  const items = options.keepImageUrl ? [...cart.items] : cart.items.map((item) => withoutImageUrl(item));
   // Array.prototype.sort is stable (ES2019), so items with equal ids keep their request order.
-  items.sort((a, b) => compareCodeUnits(itemId(a), itemId(b)));
-  return serializeJcs({ ...cart, items }, 'cart');
+  if (!options.requestOrder) items.sort((a, b) => compareCodeUnits(itemId(a), itemId(b)));
+  // Spreading keeps the key order as sent, and `items` keeps its place: that order matters when unsorted.
+  const copy: Record<string, unknown> = { ...cart, items };
+  if (options.omitFees) delete copy.fees;
+  return writeJson(copy, 'cart', !options.unsortedKeys, options.layout ?? 'compact', '');
 }
 
 /** HMAC-SHA256 of canonicalCart(cart), keyed with the UTF-8 bytes of the signing secret: 64 lowercase hex. */
@@ -105,11 +134,18 @@ function compareCodeUnits(a: string, b: string): number {
 }
 
 /**
- * RFC 8785 for the JSON values a cart holds. Numbers and strings use JSON.stringify, which is what JCS
- * specifies (ECMAScript number serialization; lone surrogates come out as \uXXXX escapes). Object
- * members whose value is undefined are left out, as JSON.stringify leaves them out of the request body.
+ * RFC 8785 for the JSON values a cart holds, when keys are sorted and the layout is compact. Numbers and
+ * strings use JSON.stringify, which is what JCS specifies (ECMAScript number serialization; lone
+ * surrogates come out as \uXXXX escapes). Object members whose value is undefined are left out, as
+ * JSON.stringify leaves them out of the request body.
  */
-function serializeJcs(value: unknown, path: string): string {
+function writeJson(
+  value: unknown,
+  path: string,
+  sortKeys: boolean,
+  layout: 'compact' | 'indented' | 'spaced',
+  indent: string,
+): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'string':
@@ -121,17 +157,27 @@ function serializeJcs(value: unknown, path: string): string {
       }
       return JSON.stringify(value);
     case 'object': {
+      const inner = `${indent}  `;
+      const open = layout === 'indented' ? `\n${inner}` : '';
+      const close = layout === 'indented' ? `\n${indent}` : '';
+      const separator = layout === 'indented' ? `,\n${inner}` : layout === 'spaced' ? ', ' : ',';
+      const colon = layout === 'compact' ? ':' : ': ';
       if (Array.isArray(value)) {
-        const elements = value.map((element, index) => serializeJcs(element ?? null, `${path}[${index}]`));
-        return `[${elements.join(',')}]`;
+        if (value.length === 0) return '[]';
+        const elements = value.map((element, index) =>
+          writeJson(element ?? null, `${path}[${index}]`, sortKeys, layout, inner),
+        );
+        return `[${open}${elements.join(separator)}${close}]`;
       }
       const record = value as Record<string, unknown>;
-      const members: string[] = [];
-      for (const key of Object.keys(record).sort(compareCodeUnits)) {
-        if (record[key] === undefined) continue;
-        members.push(`${JSON.stringify(key)}:${serializeJcs(record[key], `${path}.${key}`)}`);
-      }
-      return `{${members.join(',')}}`;
+      const keys = Object.keys(record).filter((key) => record[key] !== undefined);
+      if (sortKeys) keys.sort(compareCodeUnits);
+      if (keys.length === 0) return '{}';
+      const members = keys.map(
+        (key) =>
+          `${JSON.stringify(key)}${colon}${writeJson(record[key], `${path}.${key}`, sortKeys, layout, inner)}`,
+      );
+      return `{${open}${members.join(separator)}${close}}`;
     }
     default:
       throw new TypeError(`${path} is a ${typeof value}; a signed cart can only hold JSON values`);

@@ -40,6 +40,9 @@ export const newToken = (prefix: string): string => `${prefix}${randomBase62(TOK
 
 export type KeyEnvironment = 'test' | 'live';
 
+/** A key's first characters, shown to operators and counted by the failed-authentication limit. */
+export const KEY_PREFIX_LENGTH = 16;
+
 /** The key environment a deployment accepts (docs/api.md#ids-and-key-formats): sandbox takes _test_ keys, production _live_. */
 export const keyEnvironmentFor = (serviceEnv: 'sandbox' | 'production'): KeyEnvironment =>
   serviceEnv === 'production' ? 'live' : 'test';

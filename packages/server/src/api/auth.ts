@@ -6,8 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { type Caller, findKeyByHash } from '../flows/caller.ts';
-import { keyEnvironmentFor, sha256 } from '../ids.ts';
-import { KEY_PREFIX_LENGTH } from '../store/merchants.ts';
+import { KEY_PREFIX_LENGTH, keyEnvironmentFor, sha256 } from '../ids.ts';
 
 type AuthRequirement = 'secret' | 'publishable-or-secret';
 

@@ -21,7 +21,11 @@ const MEMBER_TRANSITIONS: Readonly<Record<MemberStatus, readonly MemberStatus[]>
   refunded: [],
 };
 
-/** Thrown by assertTransition; the API answers it with 409, since it is a state conflict. */
+/**
+ * Thrown by assertTransition for a move the state machine does not have. Only a bug can reach it: every
+ * store write that changes a status names the status it moves from in its WHERE clause (a conditional
+ * update), so a race loses the update instead of reaching this. It is answered as a 500, as bugs are.
+ */
 export class InvalidTransitionError extends Error {
   readonly from: SessionStatus;
   readonly to: SessionStatus;

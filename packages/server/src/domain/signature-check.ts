@@ -2,7 +2,7 @@
 // commonly get wrong (docs/api.md#cart-signature) and names the mistake whose signature matches, before the checklist.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Cart } from '@group-checkout/node';
-import { canonicalCart, signCart } from '@group-checkout/node';
+import { canonicalCart, serializeCart, signCart } from '@group-checkout/node';
 
 /** The four signing steps of docs/api.md#cart-signature, as the `details` of an invalid-signature error. */
 export const CART_SIGNATURE_CHECKLIST: readonly string[] = Object.freeze([
@@ -217,51 +217,11 @@ function variantsByMistakeCount(cart: Cart): Variant[] {
 }
 
 /** The cart as a merchant making the variant's mistakes would have serialized it. */
-function serializeVariant(cart: Cart, variant: Variant): string {
-  const items: unknown[] = cart.items.map((item) => {
-    if (variant.imageUrlKept) return item;
-    const { image_url: _imageUrl, ...rest } = item;
-    return rest;
+const serializeVariant = (cart: Cart, variant: Variant): string =>
+  serializeCart(cart, {
+    keepImageUrl: variant.imageUrlKept,
+    requestOrder: variant.requestOrder,
+    omitFees: variant.feesOmitted,
+    unsortedKeys: variant.keysUnsorted,
+    layout: variant.layout,
   });
-  if (!variant.requestOrder) items.sort((a, b) => compareCodeUnits(itemId(a), itemId(b)));
-  // Spreading keeps the key order as sent, and `items` keeps its place: that order matters when unsorted.
-  const copy: Record<string, unknown> = { ...cart, items };
-  if (variant.feesOmitted) delete copy.fees;
-  return writeJson(copy, !variant.keysUnsorted, variant.layout, '');
-}
-
-/**
- * JSON as JSON.stringify writes it (compact, or indented by two spaces) or as Python's json.dumps does
- * by default (', ' and ': '), with or without keys sorted by UTF-16 code units. Sorted and compact is
- * RFC 8785 for cart values; the tests hold it to canonicalCart.
- */
-function writeJson(value: unknown, sortKeys: boolean, layout: Layout, indent: string): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  const inner = `${indent}  `;
-  const open = layout === 'indented' ? `\n${inner}` : '';
-  const close = layout === 'indented' ? `\n${indent}` : '';
-  const separator = layout === 'indented' ? `,\n${inner}` : layout === 'spaced' ? ', ' : ',';
-  const colon = layout === 'compact' ? ':' : ': ';
-  if (Array.isArray(value)) {
-    if (value.length === 0) return '[]';
-    const elements = value.map((element) => writeJson(element, sortKeys, layout, inner));
-    return `[${open}${elements.join(separator)}${close}]`;
-  }
-  const record = value as Record<string, unknown>;
-  const keys = Object.keys(record).filter((key) => record[key] !== undefined);
-  if (sortKeys) keys.sort(compareCodeUnits);
-  if (keys.length === 0) return '{}';
-  const members = keys.map(
-    (key) => `${JSON.stringify(key)}${colon}${writeJson(record[key], sortKeys, layout, inner)}`,
-  );
-  return `{${open}${members.join(separator)}${close}}`;
-}
-
-function itemId(item: unknown): string {
-  const id = item !== null && typeof item === 'object' ? (item as { id?: unknown }).id : undefined;
-  return typeof id === 'string' ? id : '';
-}
-
-function compareCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

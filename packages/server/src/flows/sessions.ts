@@ -20,6 +20,7 @@ import {
   findSessionByIdUnscoped,
   findSessionWithMembers,
   insertSession,
+  listExpiredPendingSessionIds,
   listSessions,
   type Session,
   type SessionListItem,
@@ -283,6 +284,10 @@ export async function closeMerchantSession(
   if (!session) throw new ServiceError('session_not_found');
   return closeSessionOrFail(deps, session.id, to);
 }
+
+/** Pending sessions past their expires_at, oldest first: what the expiry sweeper closes. */
+export const listDueSessionIds = (deps: Deps, limit: number): Promise<string[]> =>
+  listExpiredPendingSessionIds(deps.db.kysely, deps.clock.now(), limit);
 
 /**
  * Only a pending session before its expires_at takes changes (group set-up, joins, reminders, cancel).

@@ -2,8 +2,7 @@
 // closeSession's conditional update, so when several processes sweep at once exactly one of them closes
 // a given session and writes its group.expired event; the others are told it was not theirs and move on.
 import type { Deps } from '../deps.ts';
-import { closeSession } from '../flows/sessions.ts';
-import { listExpiredPendingSessionIds } from '../store/sessions.ts';
+import { closeSession, listDueSessionIds } from '../flows/sessions.ts';
 
 const BATCH = 100;
 
@@ -11,7 +10,7 @@ const BATCH = 100;
 export async function expireDueSessions(deps: Deps, signal?: AbortSignal): Promise<number> {
   let expired = 0;
   for (;;) {
-    const due = await listExpiredPendingSessionIds(deps.db.kysely, deps.clock.now(), BATCH);
+    const due = await listDueSessionIds(deps, BATCH);
     let closedThisRound = 0;
     for (const sessionId of due) {
       if (signal?.aborted) return expired;

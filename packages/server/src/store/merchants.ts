@@ -1,6 +1,6 @@
 // Merchants and their API keys. Keys are stored as SHA-256 hashes; a secret key is shown once.
 import type { Selectable, Transaction } from 'kysely';
-import { ids, type KeyEnvironment, sha256 } from '../ids.ts';
+import { ids, KEY_PREFIX_LENGTH, type KeyEnvironment, sha256 } from '../ids.ts';
 import type { Db } from './db.ts';
 import type { Database, MerchantsTable } from './schema.ts';
 import type { Executor } from './sessions.ts';
@@ -21,8 +21,6 @@ export interface Merchant {
   processorAccountId: string | null;
   createdAt: number;
 }
-
-export const KEY_PREFIX_LENGTH = 16;
 
 function toMerchant(row: Selectable<MerchantsTable>): Merchant {
   return {
