@@ -62,7 +62,8 @@ describe('read cache on sqlite, counted in queries', () => {
     assert.ok(Object.isFrozen(found.session.embedOrigins));
     assert.throws(() => (found.session.embedOrigins as string[]).push('https://evil.example'), TypeError);
     const key = await findActiveKeyByHash(t.deps.db, sha256(t.merchant.secretKey));
-    assert.throws(() => (key?.merchant.allowedOrigins as string[]).push('https://evil.example'), TypeError);
+    assert.ok(key);
+    assert.throws(() => (key.merchant.allowedOrigins as string[]).push('https://evil.example'), TypeError);
   });
 });
 
