@@ -104,17 +104,10 @@ export async function updatePendingMember(
   m: Member,
   now: number,
 ): Promise<boolean> {
+  const { position, name, email, amount_cents, basis_points, items } = memberRow(m);
   const result = await trx
     .updateTable('members')
-    .set({
-      position: m.position,
-      name: m.name,
-      email: m.email,
-      amount_cents: m.amountCents,
-      basis_points: m.basisPoints,
-      items: m.items === null ? null : JSON.stringify(m.items),
-      updated_at: now,
-    })
+    .set({ position, name, email, amount_cents, basis_points, items, updated_at: now })
     .where('id', '=', m.id)
     .where('status', '=', 'pending')
     .executeTakeFirst();
