@@ -85,6 +85,14 @@ export function serializeCart(cart: Cart, options: CartSerialization = {}): stri
   return writeJson(copy, 'cart', !options.unsortedKeys, options.layout ?? 'compact', '');
 }
 
+/**
+ * Any JSON value in RFC 8785 (JCS) form: object keys sorted by UTF-16 code units, no whitespace. Two
+ * values that differ only in key order or layout serialize to the same text.
+ */
+export function canonicalJson(value: unknown): string {
+  return writeJson(value, 'value', true, 'compact', '');
+}
+
 /** HMAC-SHA256 of canonicalCart(cart), keyed with the UTF-8 bytes of the signing secret: 64 lowercase hex. */
 export function signCart(cart: Cart, signingSecret: string): string {
   assertSigningSecret(signingSecret, 'signCart');

@@ -1,6 +1,7 @@
 // buildApp(deps): the whole HTTP surface on one Fastify instance, which never listens by itself
 // (main.ts does), so tests drive it through inject() or a port of their choosing.
 
+import type { Socket } from 'node:net';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -12,8 +13,16 @@ import Fastify, {
   LogController,
   type RouteOptions,
 } from 'fastify';
-import { clientNetwork } from './api/auth.ts';
-import { answerClientError, routerError, STATUS_OF, sendError, toServiceError } from './api/errors.ts';
+import { type AuthRequirement, clientNetwork } from './api/auth.ts';
+import {
+  answerClientError,
+  answerOnSocket,
+  BASE_HEADERS,
+  routerError,
+  STATUS_OF,
+  sendError,
+  toServiceError,
+} from './api/errors.ts';
 import * as health from './api/health.ts';
 import { idempotencyOnSend } from './api/idempotency.ts';
 import { merchantApi } from './api/merchant/index.ts';
@@ -34,6 +43,8 @@ export type App = FastifyInstance<
 >;
 
 const BODY_LIMIT_BYTES = 256 * 1024;
+/** A connection with nothing going on is closed after this; Fastify keeps idle keep-alives 72 s. */
+const CONNECTION_IDLE_MS = 75_000;
 
 /**
  * One log line per request, when it completes. The route pattern, never the URL: pay-page URLs carry
@@ -86,6 +97,15 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
+    // Slow clients (docs/decisions.md#slow-clients): headers must arrive within headersTimeoutMs and the
+    // whole request within requestTimeoutMs, checked every second; an idle connection is closed after
+    // the keep-alive time. Without these a client sending half a body holds a connection forever.
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: CONNECTION_IDLE_MS,
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs),
+    },
     clientErrorHandler: answerClientError,
     routerOptions: { ignoreTrailingSlash: true },
     // Errors the router raises before any hook runs (a broken %-escape, an over-long path parameter):
@@ -94,11 +114,13 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       // Fastify does not report these replies to the log controller: write their request line here.
       const started = performance.now();
       reply.raw.once('finish', () => logRequest(request, reply, performance.now() - started));
+      reply.headers(BASE_HEADERS);
       reply.header('x-request-id', request.id);
       return sendError(request, reply, routerError(error));
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
+  if (config.maxConnectionsPerIp > 0) capConnectionsPerClient(app, config.maxConnectionsPerIp);
 
   // JSON only: a text/plain body is 400 invalid_json like any other non-JSON body. An empty body is no
   // body, because clients that always send Content-Type: application/json call DELETE and the body-less
@@ -116,10 +138,20 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
 
   // Hooks that run on every request take callbacks, not promises: they are on every request's path.
   app.addHook('onRequest', (request, reply, done) => {
+    reply.headers(BASE_HEADERS);
     reply.header('x-request-id', request.id);
-    if (!request.routeOptions.config.public && isBlocked(deps, request.ip))
+    const { config: route } = request.routeOptions;
+    // A rate-limited route checks the blocklist after its limit (preParsing, below), so that refused
+    // requests are counted and carry the RateLimit headers like any other.
+    if (!route.public && !route.rateLimit && isBlocked(deps, request.ip))
       return done(new ServiceError('ip_blocked'));
     done();
+  });
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const { config: route } = request.routeOptions;
+    if (!route.public && route.rateLimit && isBlocked(deps, request.ip))
+      return done(new ServiceError('ip_blocked'));
+    done(null, payload);
   });
 
   // Every JSON object we answer carries request_id (docs/api.md#conventions), placed first: the one place
@@ -178,6 +210,35 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   return app;
 }
 
+/**
+ * At most `max` open connections per client address (the socket's: behind a proxy, the proxy's; set
+ * MAX_CONNECTIONS_PER_IP=0 there). One more is answered 429 on the socket and closed, so that one client
+ * cannot use up the server's connections while others wait.
+ */
+function capConnectionsPerClient(app: App, max: number) {
+  const open = new Map<string, number>();
+  app.server.on('connection', (socket: Socket) => {
+    const client = socket.remoteAddress ?? '';
+    const count = (open.get(client) ?? 0) + 1;
+    if (count > max) {
+      answerOnSocket(
+        socket,
+        new ServiceError('rate_limited', {
+          message: `Too many open connections from your address (at most ${max}); close some and retry.`,
+          retryAfterSeconds: 1,
+        }),
+      );
+      return;
+    }
+    open.set(client, count);
+    socket.once('close', () => {
+      const left = (open.get(client) ?? 1) - 1;
+      if (left <= 0) open.delete(client);
+      else open.set(client, left);
+    });
+  });
+}
+
 function isBlocked(deps: Deps, ip: string): boolean {
   const list = deps.config.ipBlocklist;
   if (!deps.config.ipBlocklistText) return false;
@@ -190,5 +251,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Health probes and documents that answer even to blocked addresses. */
     public?: boolean;
+    /** The API key a merchant API route needs (api/auth.ts). */
+    auth?: AuthRequirement;
   }
 }

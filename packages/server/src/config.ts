@@ -56,6 +56,16 @@ export interface Config {
   logLevel: string;
   /** Expiry sweeper period, milliseconds. */
   sweepIntervalMs: number;
+  /** Time a client has to send a request's headers, and the whole request, milliseconds (slow clients). */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** Open connections one client address may hold at once; 0 for no cap (behind a proxy, say). */
+  maxConnectionsPerIp: number;
+  /**
+   * Sandbox only: a named point where the process kills itself (SIGKILL), for crash tests
+   * (SANDBOX_CRASH_AT, docs/operations.md#crash-points). Refused in production.
+   */
+  crashAt: string | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -174,6 +184,14 @@ export function loadConfig(env: Env = process.env): Config {
   const apiPrefix = pathOf(publicBaseUrl);
   if (apiPrefix === '') throw new ConfigError('PUBLIC_BASE_URL must have a path such as /v1');
   const payPrefix = pathOf(publicPayUrl);
+  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);
+  // Node refuses a headers timeout longer than the request's: both bound the same wait.
+  if (headersTimeoutMs > requestTimeoutMs)
+    throw new ConfigError('HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS');
+  const crashAt = env.SANDBOX_CRASH_AT || undefined;
+  if (crashAt && serviceEnv !== 'sandbox')
+    throw new ConfigError('SANDBOX_CRASH_AT is for crash tests in the sandbox; unset it in production');
   return {
     port,
     host,
@@ -195,5 +213,9 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimits,
     logLevel,
     sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 2000, 100, 60_000),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    maxConnectionsPerIp: integer(env, 'MAX_CONNECTIONS_PER_IP', 256, 0, 1_000_000),
+    crashAt,
   };
 }

@@ -17,4 +17,10 @@ export interface Deps {
   /** Shared rate-limit store; undefined means in-process memory. */
   redis: Redis | undefined;
   mailer: Mailer;
+  /** Named points in flows where a crash test may stop the process (config.crashAt); no-ops otherwise. */
+  faults: Faults;
+}
+
+export interface Faults {
+  reach(point: string): void;
 }

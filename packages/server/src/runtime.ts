@@ -80,6 +80,14 @@ export async function openRuntime(
       : new MemoryCounterStore(() => clock.now()),
     redis,
     mailer,
+    faults: {
+      reach(point) {
+        if (point !== config.crashAt) return;
+        logger.warn({ point }, 'SANDBOX_CRASH_AT reached: killing the process');
+        logger.flush?.();
+        process.kill(process.pid, 'SIGKILL');
+      },
+    },
     async close() {
       mailer.close();
       redis?.disconnect();

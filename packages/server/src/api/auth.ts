@@ -8,7 +8,7 @@ import { ServiceError } from '../errors.ts';
 import { type Caller, findKeyByHash } from '../flows/caller.ts';
 import { KEY_PREFIX_LENGTH, keyEnvironmentFor, sha256 } from '../ids.ts';
 
-type AuthRequirement = 'secret' | 'publishable-or-secret';
+export type AuthRequirement = 'secret' | 'publishable-or-secret';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,7 +44,12 @@ export function clientNetwork(ip: string): string {
   return `${prefix.join(':')}::/64`;
 }
 
-function allowBrowser(request: FastifyRequest, reply: FastifyReply) {
+/**
+ * CORS for a publishable key (docs/api.md#cors): the browser must be able to read our answer, errors and
+ * 429s included, so it is set before anything can refuse the request. Routes that need the secret key
+ * send no CORS allowance at all.
+ */
+export function allowBrowser(request: FastifyRequest, reply: FastifyReply) {
   const origin = request.headers.origin;
   if (!origin) return;
   reply.header('Access-Control-Allow-Origin', origin);
@@ -52,7 +57,7 @@ function allowBrowser(request: FastifyRequest, reply: FastifyReply) {
   reply.header('Vary', 'Origin');
 }
 
-/** Builds the onRequest hook that authenticates a route with the given requirement. */
+/** Builds the hook that authenticates a route with the given requirement (run after its rate limit). */
 export function authenticate(deps: Deps, requirement: AuthRequirement) {
   const limits = deps.config.rateLimits;
   const environment = keyEnvironmentFor(deps.config.serviceEnv);
@@ -68,15 +73,12 @@ export function authenticate(deps: Deps, requirement: AuthRequirement) {
     throw new ServiceError(code);
   }
 
-  return async function authHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  return async function authHook(request: FastifyRequest): Promise<void> {
     request.caller = null;
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     const key = match?.[1];
     const prefix = key?.slice(0, KEY_PREFIX_LENGTH);
-    // The browser must be able to read our answer to a publishable key, errors included; routes that
-    // need the secret key send no CORS allowance at all (docs/api.md#cors).
-    if (requirement !== 'secret' && key?.startsWith('svc_pk_')) allowBrowser(request, reply);
 
     // Past the failure limit, even a correct key from this IP or with this prefix is refused.
     const byNetwork = `auth-ip:${clientNetwork(request.ip)}`;

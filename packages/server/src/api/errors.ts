@@ -47,6 +47,17 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   upstream_error: 503,
 };
 
+/**
+ * Headers on every answer (docs/api.md#conventions): no MIME sniffing, no referrer (page and API URLs
+ * may carry tokens), and nothing cached, since answers carry credentials (an organizer's session_url,
+ * a webhook secret, share links). The hosted pages set their own caching for their static assets.
+ */
+export const BASE_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+} as const;
+
 /** The JSON body of an error answer. */
 export function errorBody(requestId: string, error: ServiceError): string {
   const body: Record<string, unknown> = { request_id: requestId, error: error.message, code: error.code };
@@ -108,8 +119,8 @@ export function routerError(error: FastifyError): ServiceError {
 }
 
 /**
- * Requests Node's HTTP parser refuses (a malformed request line, headers over the limit) never become a
- * Fastify request: answer them on the socket, in our shape, as Fastify's own handler would.
+ * Requests Node's HTTP parser refuses (a malformed request line, headers over the limit, a request not
+ * received in time) never become a Fastify request: answer them on the socket, in our shape.
  */
 export function answerClientError(error: Error & { code?: string }, socket: Socket) {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
@@ -119,15 +130,25 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? new ServiceError('request_timeout')
         : new ServiceError('invalid_request', { message: 'The request is not valid HTTP.' });
+  answerOnSocket(socket, serviceError, error);
+}
+
+/** Writes an error answer straight to a socket and closes it: for clients no request was made for. */
+export function answerOnSocket(socket: Socket, serviceError: ServiceError, cause?: Error) {
   const id = ids.request();
   const body = errorBody(id, serviceError);
   const status = STATUS_OF[serviceError.code];
+  const retry =
+    serviceError.retryAfterSeconds === undefined ? '' : `Retry-After: ${serviceError.retryAfterSeconds}\r\n`;
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+        `X-Request-Id: ${id}\r\n${retry}${Object.entries(BASE_HEADERS)
+          .map(([name, value]) => `${name}: ${value}\r\n`)
+          .join('')}Connection: close\r\n\r\n${body}`,
     );
   }
-  socket.destroy(error);
+  if (cause) socket.destroy(cause);
+  else socket.end();
 }

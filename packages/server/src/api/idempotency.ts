@@ -1,18 +1,26 @@
 // Idempotency-Key on POST (docs/api.md#idempotency). The first answer to a key is stored for 24 hours and replayed
 // for the same key and body; the same key with another body is 409. The key row is written before the
 // handler runs, so two concurrent requests with one key cannot both run.
+
+import { canonicalJson } from '@group-checkout/node';
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { App } from '../app.ts';
 import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
-import { claimKey, releaseKey, saveAnswer } from '../flows/idempotency.ts';
+import {
+  type AnswerSpec,
+  claimKey,
+  type IdempotencyClaim,
+  releaseKey,
+  saveAnswer,
+} from '../flows/idempotency.ts';
 import { sha256 } from '../ids.ts';
 
 const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotency?: { scope: string; key: string };
+    idempotency?: IdempotencyClaim;
   }
 }
 
@@ -35,7 +43,8 @@ function idempotency(deps: Deps, scopeOf: ScopeOf) {
     if (key === undefined) return;
     if (typeof key !== 'string' || !KEY_FORMAT.test(key)) throw new ServiceError('invalid_idempotency_key');
     const scope = scopeOf(request);
-    const requestHash = sha256(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`);
+    // The same body with its keys in another order is the same request.
+    const requestHash = sha256(`${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`);
     const existing = await claimKey(deps, { scope, key }, requestHash);
     if (!existing) {
       request.idempotency = { scope, key };
@@ -53,12 +62,35 @@ function idempotency(deps: Deps, scopeOf: ScopeOf) {
   };
 }
 
+const REFUSED = new Set([400, 401, 403, 429]);
+
+/**
+ * Runs a flow that changes something, giving it the AnswerSpec of the request's claimed key (if any),
+ * so that the flow commits the 200 answer with its change (flows/idempotency.ts); answers the wire shape.
+ */
+export async function withAnswer<R>(
+  request: FastifyRequest,
+  toWire: (result: R) => object,
+  run: (answer: AnswerSpec<R> | undefined) => Promise<R>,
+): Promise<object> {
+  const claim = request.idempotency;
+  const spec = claim && {
+    claim,
+    render: (result: R) => JSON.stringify({ request_id: request.id, ...toWire(result) }),
+  };
+  const result = await run(spec);
+  if (claim) claim.answered = true;
+  return toWire(result);
+}
+
 /** onSend hook: stores the answer of a claimed key, or frees the key when the server failed. */
 export function idempotencyOnSend(deps: Deps) {
-  async function store(claim: { scope: string; key: string }, statusCode: number, payload: unknown) {
+  async function store(claim: IdempotencyClaim, statusCode: number, payload: unknown) {
     // A 400 means the request was refused as sent and nothing ran: free the key so that the corrected
-    // request may use it. A 5xx may be retried as it is. Every other answer is the request's outcome.
-    if (statusCode === 400 || statusCode >= 500 || typeof payload !== 'string') {
+    // request may use it. 401 and 403 are answers to whoever sent them, not outcomes of the request (and
+    // must not let anyone write rows). A 429 or 5xx may be retried as it is. Every other answer is the
+    // request's outcome.
+    if (REFUSED.has(statusCode) || statusCode >= 500 || typeof payload !== 'string') {
       await releaseKey(deps, claim);
     } else {
       await saveAnswer(deps, claim, statusCode, payload);
@@ -72,7 +104,7 @@ export function idempotencyOnSend(deps: Deps) {
     done: (error: Error | null, payload?: unknown) => void,
   ): void {
     const claim = request.idempotency;
-    if (!claim) {
+    if (!claim || claim.answered) {
       done(null, payload);
       return;
     }

@@ -4,6 +4,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { CART_TEXT_PATTERN, PLAIN_TEXT_PATTERN } from '../wire/schemas.ts';
 
 // ajv-formats is CommonJS: its default import is the plugin function itself.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -89,6 +90,10 @@ export function describeError(error: ErrorObject, root: string): string {
     case 'format':
       return `${at} must be a valid ${p.format}`;
     case 'pattern':
+      if (p.pattern === PLAIN_TEXT_PATTERN)
+        return `${at} must not contain control characters (such as line breaks or NUL), bidirectional overrides or unpaired surrogates`;
+      if (p.pattern === CART_TEXT_PATTERN)
+        return `${at} must not contain NUL or other control characters (line breaks and tabs are fine), bidirectional overrides or unpaired surrogates`;
       return `${at} is not in the expected format`;
     case 'uniqueItems':
       return `${at} must not contain duplicates`;

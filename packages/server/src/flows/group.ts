@@ -22,6 +22,7 @@ import {
   type Session,
   updateGroupMode,
 } from '../store/sessions.ts';
+import { type AnswerSpec, recordAnswer } from './idempotency.ts';
 import { assertOpen } from './sessions.ts';
 
 export interface MemberInput {
@@ -157,11 +158,18 @@ export async function setUpGroup(
 }
 
 /** Adds a member to an equal group and re-splits the pending shares evenly. */
+export interface JoinedGroup {
+  session: Session;
+  member: Member;
+  members: Member[];
+}
+
 export async function joinGroup(
   deps: Deps,
   sessionId: string,
   input: { name: string; email?: string },
-): Promise<{ session: Session; member: Member; members: Member[] }> {
+  answer?: AnswerSpec<JoinedGroup>,
+): Promise<JoinedGroup> {
   const now = deps.clock.now();
   return deps.db.kysely.transaction().execute(async (trx) => {
     // The mode is read under the lock: the organizer may have changed it since the page was loaded,
@@ -207,6 +215,8 @@ export async function joinGroup(
     );
     await saveMembers(trx, existing, next, now);
     await updateGroupMode(trx, session.id, 'equal', session.groupSetUpAt ?? now, now);
-    return { session, member: next.at(-1) as Member, members: next };
+    const joined = { session, member: next.at(-1) as Member, members: next };
+    await recordAnswer(trx, answer, joined);
+    return joined;
   });
 }

@@ -43,8 +43,8 @@ export async function merchantNameOf(deps: Deps, session: Session): Promise<stri
 }
 
 /** The session as its page shows it: the session, its members and the merchant's name. */
-export async function loadPayPage(deps: Deps, token: string) {
-  const { session, role } = await sessionForToken(deps, token);
+export async function loadPayPage(deps: Deps, access: { session: Session; role: PageRole }) {
+  const { session, role } = access;
   const members = await listMembers(deps.db.kysely, session.id);
   return { session, members, role, merchantName: await merchantNameOf(deps, session) };
 }

@@ -29,6 +29,7 @@ import {
 } from '../store/sessions.ts';
 import type { RefundView } from '../wire/mappers.ts';
 import type { Caller } from './caller.ts';
+import { type AnswerSpec, recordAnswer } from './idempotency.ts';
 import { checkMerchantUrl, checkWebhookEndpointUrl } from './urls.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -61,6 +62,7 @@ export async function createSession(
   deps: Deps,
   caller: Caller,
   input: CreateSessionInput,
+  answer?: AnswerSpec<CreatedSession>,
 ): Promise<CreatedSession> {
   const { merchant } = caller;
   const cartErrors = checkCart(input.cart);
@@ -168,8 +170,10 @@ export async function createSession(
         await insertMembers(trx, [organizer]);
         await recordEvent(trx, 'group.created', { session: row, members: [organizer] }, createdAt);
         const { organizerTokenHash: _hash, ...session } = row;
+        await recordAnswer(trx, answer, { session, organizerToken });
         return session;
       });
+      deps.faults.reach('session-created');
       return { session, organizerToken };
     } catch (error) {
       // Another process took this millisecond for the same merchant: read again and take the next.
@@ -241,7 +245,7 @@ export async function closeSession(
   deps: Deps,
   sessionId: string,
   to: 'cancelled' | 'expired',
-  options: { expireNow?: boolean } = {},
+  options: { expireNow?: boolean; answer?: AnswerSpec<ClosedSession> } = {},
 ): Promise<ClosedSession | undefined> {
   const now = deps.clock.now();
   return deps.db.kysely.transaction().execute(async (trx) => {
@@ -253,7 +257,9 @@ export async function closeSession(
     if (!session) return undefined;
     const members = await listMembers(trx, sessionId);
     await recordEvent(trx, CLOSING_EVENT[to], { session, members }, now);
-    return { session, members, refunds: [] };
+    const closed: ClosedSession = { session, members, refunds: [] };
+    await recordAnswer(trx, options.answer, closed);
+    return closed;
   });
 }
 
@@ -265,8 +271,9 @@ export async function closeSessionOrFail(
   deps: Deps,
   sessionId: string,
   to: 'cancelled' | 'expired',
+  answer?: AnswerSpec<ClosedSession>,
 ): Promise<ClosedSession> {
-  const closed = await closeSession(deps, sessionId, to, { expireNow: to === 'expired' });
+  const closed = await closeSession(deps, sessionId, to, { expireNow: to === 'expired', answer });
   if (closed) return closed;
   const session = await findSessionByIdUnscoped(deps.db.kysely, sessionId);
   if (session) assertOpen(session, deps.clock.now());
@@ -279,10 +286,11 @@ export async function closeMerchantSession(
   merchantId: string,
   sessionId: string,
   to: 'cancelled' | 'expired',
+  answer?: AnswerSpec<ClosedSession>,
 ): Promise<ClosedSession> {
   const session = await findSessionById(deps.db.kysely, merchantId, sessionId);
   if (!session) throw new ServiceError('session_not_found');
-  return closeSessionOrFail(deps, session.id, to);
+  return closeSessionOrFail(deps, session.id, to, answer);
 }
 
 /** Pending sessions past their expires_at, oldest first: what the expiry sweeper closes. */

@@ -12,6 +12,7 @@ import {
   revokeWebhookEndpoint,
   type WebhookEndpoint,
 } from '../store/webhooks.ts';
+import { type AnswerSpec, recordAnswer } from './idempotency.ts';
 import { checkWebhookEndpointUrl } from './urls.ts';
 
 export const MAX_ENDPOINTS_PER_MERCHANT = 16;
@@ -20,6 +21,7 @@ export async function createWebhookEndpoint(
   deps: Deps,
   merchantId: string,
   input: { url: string; events: (EventType | '*')[] },
+  answer?: AnswerSpec<WebhookEndpoint>,
 ): Promise<WebhookEndpoint> {
   const problem = await checkWebhookEndpointUrl('url', input.url, deps.config.serviceEnv);
   if (problem) throw new ServiceError('invalid_request', { message: problem, details: [problem] });
@@ -39,6 +41,7 @@ export async function createWebhookEndpoint(
     if ((await countActiveWebhookEndpoints(trx, merchantId)) >= MAX_ENDPOINTS_PER_MERCHANT)
       throw new ServiceError('webhook_limit_reached');
     await insertWebhookEndpoint(trx, endpoint);
+    await recordAnswer(trx, answer, endpoint);
   });
   return endpoint;
 }

@@ -1,6 +1,10 @@
+// Idempotency records: one row per (scope, key hash), claimed before a request runs and answered with
+// the request's outcome (docs/api.md#idempotency). The key itself is not stored, only its hash, and the
+// answer is stored sealed with a key derived from it (flows/idempotency.ts).
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from './db.ts';
 import type { Database } from './schema.ts';
+import type { Executor } from './sessions.ts';
 
 export interface IdempotencyRecord {
   requestHash: string;
@@ -60,7 +64,7 @@ export async function claimIdempotencyKey(
 }
 
 export async function saveIdempotentResponse(
-  db: Kysely<Database>,
+  db: Executor,
   input: { scope: string; key: string; statusCode: number; responseBody: string },
 ): Promise<void> {
   await db

@@ -11,6 +11,37 @@ import { EVENT_TYPES, type EventType } from '../events/types.ts';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC.' });
 
+/**
+ * Names of people (customers, members): no control characters at all (line breaks, NUL, tabs), no
+ * bidirectional overrides or isolates, no unpaired surrogates. Names reach mail and pages, where such
+ * characters forge lines or reorder text (docs/api.md#plain-text).
+ */
+export const PLAIN_TEXT_PATTERN =
+  '^[^\\p{Cc}\\p{Cs}\\u2028\\u2029\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069]*$';
+
+/**
+ * Cart text (item names, fee labels) comes from the merchant's catalogue and is signed as sent, so line
+ * breaks and tabs stay allowed; NUL and the other control characters, bidirectional overrides and
+ * unpaired surrogates are refused as in names.
+ */
+export const CART_TEXT_PATTERN =
+  '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F\\p{Cs}\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069]*$';
+
+/** A string of at most maxLength characters matching `pattern`, and at least one when `required`. */
+const Text =
+  (pattern: string) =>
+  (maxLength: number, options: { required?: boolean; description?: string } = {}) =>
+    Type.String({
+      ...(options.required ? { minLength: 1 } : {}),
+      maxLength,
+      pattern,
+      ...(options.description ? { description: options.description } : {}),
+    });
+
+/** A person's name or contact (PLAIN_TEXT_PATTERN). */
+export const PlainText = Text(PLAIN_TEXT_PATTERN);
+const CartText = Text(CART_TEXT_PATTERN);
+
 const Str = (description?: string) =>
   Type.String({ maxLength: CART_LIMITS.maxStringLength, ...(description ? { description } : {}) });
 const Amount = (description = 'Smallest currency unit.') =>
@@ -21,7 +52,7 @@ const Amount = (description = 'Smallest currency unit.') =>
 export const CartItemSchema = Type.Object(
   {
     id: Type.Optional(Str('Merchant SKU or line id; items are sorted by it for the signature.')),
-    name: Type.String({ minLength: 1, maxLength: CART_LIMITS.maxStringLength }),
+    name: CartText(CART_LIMITS.maxStringLength, { required: true }),
     quantity: Type.Integer({ minimum: 1, maximum: CART_LIMITS.maxQuantity }),
     unit_price: Amount(),
     image_url: Type.Optional(Str('HTTPS thumbnail; not signed.')),
@@ -30,7 +61,11 @@ export const CartItemSchema = Type.Object(
 );
 
 export const CartFeeSchema = Type.Object(
-  { id: Str(), label: Str('Display text.'), amount: Amount() },
+  {
+    id: Str(),
+    label: CartText(CART_LIMITS.maxStringLength, { description: 'Display text.' }),
+    amount: Amount(),
+  },
   { additionalProperties: false },
 );
 
@@ -77,9 +112,9 @@ export const GroupConfigSchema = Type.Object(
 
 export const CustomerSchema = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: GROUP_LIMITS.maxNameLength })),
+    name: Type.Optional(PlainText(GROUP_LIMITS.maxNameLength, { required: true })),
     email: Type.Optional(Type.String({ format: 'email', maxLength: GROUP_LIMITS.maxEmailLength })),
-    phone: Type.Optional(Type.String({ maxLength: 40 })),
+    phone: Type.Optional(PlainText(40)),
   },
   { additionalProperties: false },
 );

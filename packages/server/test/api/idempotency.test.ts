@@ -1,9 +1,12 @@
-// Idempotency-Key on POST (docs/api.md#errors): the first answer is replayed for the same key and body, the same
+// Idempotency-Key on POST (docs/api.md#idempotency): the first answer is replayed for the same key and body, the same
 // key with another body is 409, keys belong to one merchant, and concurrent requests with one key run once.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { signCart } from '@group-checkout/node';
+import { sha256 } from '../../src/ids.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
+import { sampleCart } from '../helpers/sessions.ts';
 
 /** A clock the test moves by hand. */
 function manualClock(start = Date.now()) {
@@ -211,8 +214,9 @@ for (const dialect of DIALECTS) {
       await t.deps.db.kysely
         .insertInto('idempotency_keys')
         .values({
-          scope: `merchant:${m.merchant.id}`,
-          key,
+          scope: `merchant:${m.merchant.id}:secret`,
+          // Keys are stored as their SHA-256 (flows/idempotency.ts).
+          key: sha256(key),
           request_hash: 'from a process that died',
           status_code: null,
           response_body: null,
@@ -220,8 +224,97 @@ for (const dialect of DIALECTS) {
           expires_at: now + 24 * 60 * 60 * 1000,
         })
         .execute();
+      // Within the minute the claim still belongs to the process that made it (another request's, here).
+      clock.advance(-2_000);
+      const early = await create(m.secretKey, key, { url: 'https://hooks.example/orphan', events: ['*'] });
+      assert.equal(early.status, 409, early.text);
+      assert.equal(early.body.code, 'idempotency_key_reused');
+      clock.advance(2_000);
       const res = await create(m.secretKey, key, { url: 'https://hooks.example/orphan', events: ['*'] });
       assert.equal(res.status, 200, res.text);
     });
+
+    test('the same body with its keys in another order is the same request', async () => {
+      const m = await t.createMerchant({ name: 'Order Shop' });
+      const key = freshKey();
+      const first = await t.request('POST', '/v1/webhooks', {
+        key: m.secretKey,
+        headers: { 'idempotency-key': key },
+        rawBody: '{"url":"https://hooks.example/order","events":["group.funded","group.created"]}',
+      });
+      assert.equal(first.status, 200, first.text);
+      const reordered = await t.request('POST', '/v1/webhooks', {
+        key: m.secretKey,
+        headers: { 'idempotency-key': key },
+        rawBody: '{ "events": ["group.funded", "group.created"],\n  "url": "https://hooks.example/order" }',
+      });
+      assert.equal(reordered.status, 200, reordered.text);
+      assert.equal(reordered.headers.get('idempotent-replayed'), 'true');
+      assert.equal(reordered.body.id, first.body.id);
+      // The order of an array is part of the request.
+      const swapped = await t.request('POST', '/v1/webhooks', {
+        key: m.secretKey,
+        headers: { 'idempotency-key': key },
+        rawBody: '{"url":"https://hooks.example/order","events":["group.created","group.funded"]}',
+      });
+      assert.equal(swapped.status, 409);
+    });
+
+    test('a 403 is not stored: the key stays free for the request that is allowed', async () => {
+      const m = await t.createMerchant({ name: 'Signed Shop', headless: false });
+      const key = freshKey();
+      const cart = sampleCart();
+      const refused = await t.request('POST', '/v1/sessions', {
+        key: m.secretKey,
+        headers: { 'idempotency-key': key },
+        body: { cart },
+      });
+      assert.equal(refused.status, 403, refused.text);
+      assert.equal(refused.body.code, 'headless_not_enabled');
+      const signed = await t.request('POST', '/v1/sessions', {
+        key: m.secretKey,
+        headers: { 'idempotency-key': key },
+        body: { cart, signature: signCart(cart, m.merchant.signingSecret) },
+      });
+      assert.equal(signed.status, 200, signed.text);
+      assert.equal(signed.headers.get('idempotent-replayed'), null);
+    });
+
+    test('a pay-page request with a wrong token is 401 and leaves no idempotency record', async () => {
+      const before = await idempotencyRows();
+      for (const path of ['/api/v1/session/cancel?access=nope', '/api/v1/session/join?access=gat_nope']) {
+        const res = await t.request('POST', path, {
+          headers: { 'idempotency-key': freshKey() },
+          body: { name: 'Mallory' },
+        });
+        assert.equal(res.status, 401, res.text);
+        assert.equal(res.body.code, 'invalid_access_token');
+      }
+      assert.equal(await idempotencyRows(), before);
+    });
+
+    test('stored answers are sealed: no organizer token in clear', async () => {
+      const m = await t.createMerchant({ name: 'Sealed Shop' });
+      const res = await t.request('POST', '/v1/sessions', {
+        key: m.secretKey,
+        headers: { 'idempotency-key': freshKey() },
+        body: { cart: sampleCart() },
+      });
+      assert.equal(res.status, 200, res.text);
+      const token = new URL(res.body.session_url).searchParams.get('access') ?? '';
+      const rows = await t.deps.db.kysely.selectFrom('idempotency_keys').select('response_body').execute();
+      assert.ok(rows.length > 0);
+      for (const row of rows) assert.ok(!(row.response_body ?? '').includes(token));
+    });
+
+    const idempotencyRows = async () =>
+      Number(
+        (
+          await t.deps.db.kysely
+            .selectFrom('idempotency_keys')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
   });
 }

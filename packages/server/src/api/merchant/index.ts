@@ -4,7 +4,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
-import { CORS_ALLOWED_HEADERS } from '../auth.ts';
+import { type AuthRequirement, allowBrowser, authenticate, CORS_ALLOWED_HEADERS } from '../auth.ts';
 import { idempotentPosts } from '../idempotency.ts';
 import * as merchantsMe from './merchants.me.ts';
 import * as sessionsCancel from './sessions.cancel.ts';
@@ -36,6 +36,24 @@ const merchantScope = (request: FastifyRequest) =>
   `merchant:${request.caller?.merchant.id ?? 'anonymous'}:${request.caller?.keyKind ?? 'none'}`;
 
 export async function merchantApi(app: App, { deps }: { deps: Deps }) {
+  // Order of a request (docs/architecture.md): CORS for a publishable key, then the route's rate limit
+  // (its own onRequest hook, so refused requests count and carry RateLimit headers too), then the IP
+  // blocklist and the API key (preParsing: before the body is read), then Idempotency-Key.
+  const authHooks: Record<AuthRequirement, ReturnType<typeof authenticate>> = {
+    secret: authenticate(deps, 'secret'),
+    'publishable-or-secret': authenticate(deps, 'publishable-or-secret'),
+  };
+  app.addHook('onRequest', (request, reply, done) => {
+    const auth = request.routeOptions.config.auth;
+    if (auth === 'publishable-or-secret' && /^Bearer\s+svc_pk_/i.test(request.headers.authorization ?? ''))
+      allowBrowser(request, reply);
+    done();
+  });
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    const auth = request.routeOptions.config.auth;
+    if (auth) await authHooks[auth](request);
+    return payload;
+  });
   idempotentPosts(app, deps, merchantScope);
 
   // CORS preflight for browser calls with a publishable key (docs/api.md#cors).

@@ -3,7 +3,7 @@ import Type from 'typebox';
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
 import { formatRate } from '../../domain/money.ts';
-import { authenticate, callerOf } from '../auth.ts';
+import { callerOf } from '../auth.ts';
 import { AUTH_ERRORS, rateLimitConfig, responses } from '../schemas.ts';
 
 const MerchantProfile = Type.Object({
@@ -33,8 +33,7 @@ export function register(app: App, deps: Deps) {
         tags: ['merchants'],
         response: responses(MerchantProfile, AUTH_ERRORS),
       },
-      config: rateLimitConfig(deps, 'MERCHANTS_ME'),
-      onRequest: authenticate(deps, 'secret'),
+      config: { ...rateLimitConfig(deps, 'MERCHANTS_ME'), auth: 'secret' },
     },
     async (request) => {
       const m = callerOf(request).merchant;

@@ -1,10 +1,11 @@
 // POST /sessions/{sessionId}/cancel — cancels an open session (docs/api.md#cancel-a-session).
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
-import { closeMerchantSession } from '../../flows/sessions.ts';
+import { type ClosedSession, closeMerchantSession } from '../../flows/sessions.ts';
 import { closedToWire } from '../../wire/mappers.ts';
 import { ClosedSessionSchema } from '../../wire/schemas.ts';
-import { authenticate, callerOf } from '../auth.ts';
+import { callerOf } from '../auth.ts';
+import { withAnswer } from '../idempotency.ts';
 import { AUTH_ERRORS, rateLimitConfig, responses, SessionParams } from '../schemas.ts';
 
 export function register(app: App, deps: Deps) {
@@ -17,13 +18,15 @@ export function register(app: App, deps: Deps) {
         params: SessionParams,
         response: responses(ClosedSessionSchema, [...AUTH_ERRORS, 404, 409]),
       },
-      config: rateLimitConfig(deps, 'SESSIONS_CANCEL'),
-      onRequest: authenticate(deps, 'secret'),
+      config: { ...rateLimitConfig(deps, 'SESSIONS_CANCEL'), auth: 'secret' },
     },
     async (request) => {
       const { merchant } = callerOf(request);
-      const closed = await closeMerchantSession(deps, merchant.id, request.params.sessionId, 'cancelled');
-      return closedToWire(closed.session, closed.refunds);
+      return withAnswer(
+        request,
+        (closed: ClosedSession) => closedToWire(closed.session, closed.refunds),
+        (answer) => closeMerchantSession(deps, merchant.id, request.params.sessionId, 'cancelled', answer),
+      );
     },
   );
 }

@@ -2,10 +2,11 @@
 import Type from 'typebox';
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
-import { createSession } from '../../flows/sessions.ts';
+import { type CreatedSession, createSession } from '../../flows/sessions.ts';
 import { createdSessionToWire, payLinks } from '../../wire/mappers.ts';
 import { CartSchema, CreatedSessionSchema, CustomerSchema, GroupConfigSchema } from '../../wire/schemas.ts';
-import { authenticate, callerOf } from '../auth.ts';
+import { callerOf } from '../auth.ts';
+import { withAnswer } from '../idempotency.ts';
 import { AUTH_ERRORS, rateLimitConfig, responses } from '../schemas.ts';
 
 const UrlField = (description: string) => Type.Optional(Type.String({ maxLength: 2048, description }));
@@ -37,12 +38,11 @@ export function register(app: App, deps: Deps) {
         body: CreateSessionBody,
         response: responses(CreatedSessionSchema, [...AUTH_ERRORS, 409]),
       },
-      config: rateLimitConfig(deps, 'SESSIONS_CREATE'),
-      onRequest: authenticate(deps, 'publishable-or-secret'),
+      config: { ...rateLimitConfig(deps, 'SESSIONS_CREATE'), auth: 'publishable-or-secret' },
     },
     async (request) => {
       const body = request.body;
-      const { session, organizerToken } = await createSession(deps, callerOf(request), {
+      const input = {
         cart: body.cart,
         signature: body.signature ?? request.headers['x-service-signature'],
         groupConfig: body.group_config,
@@ -51,8 +51,12 @@ export function register(app: App, deps: Deps) {
         cancelUrl: body.cancel_url,
         webhookUrl: body.webhook_url,
         origin: request.headers.origin,
-      });
-      return createdSessionToWire(session, organizerToken, links);
+      };
+      return withAnswer(
+        request,
+        (created: CreatedSession) => createdSessionToWire(created.session, created.organizerToken, links),
+        (answer) => createSession(deps, callerOf(request), input, answer),
+      );
     },
   );
 }

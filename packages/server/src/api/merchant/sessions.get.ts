@@ -6,7 +6,7 @@ import { getSession } from '../../flows/sessions.ts';
 import type { SessionWithMembers } from '../../store/sessions.ts';
 import { sessionToWire } from '../../wire/mappers.ts';
 import { SessionDetailSchema } from '../../wire/schemas.ts';
-import { authenticate, callerOf } from '../auth.ts';
+import { callerOf } from '../auth.ts';
 import { AUTH_ERRORS, rateLimitConfig, responses, SessionParams } from '../schemas.ts';
 
 /** The wire shape, made once per cached read: the SDK polls the same session over and over. */
@@ -33,8 +33,7 @@ export function register(app: App, deps: Deps) {
         params: SessionParams,
         response: responses(SessionDetailSchema, [...AUTH_ERRORS, 404]),
       },
-      config: rateLimitConfig(deps, 'SESSIONS_GET'),
-      onRequest: authenticate(deps, 'publishable-or-secret'),
+      config: { ...rateLimitConfig(deps, 'SESSIONS_GET'), auth: 'publishable-or-secret' },
     },
     async (request) => {
       const caller = callerOf(request);

@@ -7,7 +7,7 @@ import { ServiceError } from '../../errors.ts';
 import { listMerchantSessions } from '../../flows/sessions.ts';
 import { sessionListItemToWire } from '../../wire/mappers.ts';
 import { SessionListItemSchema } from '../../wire/schemas.ts';
-import { authenticate, callerOf } from '../auth.ts';
+import { callerOf } from '../auth.ts';
 import { AUTH_ERRORS, rateLimitConfig, responses } from '../schemas.ts';
 
 const DEFAULT_PAGE_SIZE = 25;
@@ -66,8 +66,7 @@ export function register(app: App, deps: Deps) {
         querystring: ListQuery,
         response: responses(SessionList, AUTH_ERRORS),
       },
-      config: rateLimitConfig(deps, 'SESSIONS_LIST'),
-      onRequest: authenticate(deps, 'secret'),
+      config: { ...rateLimitConfig(deps, 'SESSIONS_LIST'), auth: 'secret' },
       preValidation: decimalQuery(['limit', 'cursor']),
     },
     async (request) => {

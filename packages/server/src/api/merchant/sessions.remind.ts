@@ -3,7 +3,7 @@ import Type from 'typebox';
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
 import { remindPendingMembers } from '../../flows/reminders.ts';
-import { authenticate, callerOf } from '../auth.ts';
+import { callerOf } from '../auth.ts';
 import { AUTH_ERRORS, rateLimitConfig, responses, SessionParams } from '../schemas.ts';
 
 const Reminded = Type.Object({
@@ -25,8 +25,7 @@ export function register(app: App, deps: Deps) {
         params: SessionParams,
         response: responses(Reminded, [...AUTH_ERRORS, 404, 409]),
       },
-      config: rateLimitConfig(deps, 'SESSIONS_REMIND'),
-      onRequest: authenticate(deps, 'secret'),
+      config: { ...rateLimitConfig(deps, 'SESSIONS_REMIND'), auth: 'secret' },
     },
     async (request) => {
       const { merchant } = callerOf(request);

@@ -4,9 +4,11 @@ import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
 import { EVENT_TYPES } from '../../events/types.ts';
 import { createWebhookEndpoint, MAX_ENDPOINTS_PER_MERCHANT } from '../../flows/webhooks.ts';
+import type { WebhookEndpoint } from '../../store/webhooks.ts';
 import { endpointToWire } from '../../wire/mappers.ts';
 import { WebhookEndpointSchema } from '../../wire/schemas.ts';
-import { authenticate, callerOf } from '../auth.ts';
+import { callerOf } from '../auth.ts';
+import { withAnswer } from '../idempotency.ts';
 import { AUTH_ERRORS, rateLimitConfig, responses } from '../schemas.ts';
 
 const CreateWebhookBody = Type.Object(
@@ -37,15 +39,15 @@ export function register(app: App, deps: Deps) {
         body: CreateWebhookBody,
         response: responses(CreatedWebhook, [...AUTH_ERRORS, 409]),
       },
-      config: rateLimitConfig(deps, 'WEBHOOKS_WRITE'),
-      onRequest: authenticate(deps, 'secret'),
+      config: { ...rateLimitConfig(deps, 'WEBHOOKS_WRITE'), auth: 'secret' },
     },
     async (request) => {
-      const endpoint = await createWebhookEndpoint(deps, callerOf(request).merchant.id, {
-        url: request.body.url,
-        events: request.body.events as (typeof EVENT_TYPES)[number][],
-      });
-      return { ...endpointToWire(endpoint), secret: endpoint.secret };
+      const input = { url: request.body.url, events: request.body.events as (typeof EVENT_TYPES)[number][] };
+      return withAnswer(
+        request,
+        (endpoint: WebhookEndpoint) => ({ ...endpointToWire(endpoint), secret: endpoint.secret }),
+        (answer) => createWebhookEndpoint(deps, callerOf(request).merchant.id, input, answer),
+      );
     },
   );
 }

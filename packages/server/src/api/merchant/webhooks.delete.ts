@@ -3,7 +3,7 @@ import Type from 'typebox';
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
 import { deleteWebhookEndpoint } from '../../flows/webhooks.ts';
-import { authenticate, callerOf } from '../auth.ts';
+import { callerOf } from '../auth.ts';
 import { AUTH_ERRORS, rateLimitConfig, responses } from '../schemas.ts';
 
 const Deleted = Type.Object({ id: Type.String(), deleted: Type.Boolean() });
@@ -19,8 +19,7 @@ export function register(app: App, deps: Deps) {
         params: Type.Object({ webhookId: Type.String() }),
         response: responses(Deleted, [...AUTH_ERRORS, 404]),
       },
-      config: rateLimitConfig(deps, 'WEBHOOKS_WRITE'),
-      onRequest: authenticate(deps, 'secret'),
+      config: { ...rateLimitConfig(deps, 'WEBHOOKS_WRITE'), auth: 'secret' },
     },
     async (request) => {
       const { webhookId } = request.params;

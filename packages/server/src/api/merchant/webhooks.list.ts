@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.ts';
 import { listMerchantWebhookEndpoints } from '../../flows/webhooks.ts';
 import { endpointToWire } from '../../wire/mappers.ts';
 import { WebhookEndpointSchema } from '../../wire/schemas.ts';
-import { authenticate, callerOf } from '../auth.ts';
+import { callerOf } from '../auth.ts';
 import { AUTH_ERRORS, rateLimitConfig, responses } from '../schemas.ts';
 
 export function register(app: App, deps: Deps) {
@@ -17,8 +17,7 @@ export function register(app: App, deps: Deps) {
         tags: ['webhooks'],
         response: responses(Type.Object({ data: Type.Array(WebhookEndpointSchema) }), AUTH_ERRORS),
       },
-      config: rateLimitConfig(deps, 'WEBHOOKS_READ'),
-      onRequest: authenticate(deps, 'secret'),
+      config: { ...rateLimitConfig(deps, 'WEBHOOKS_READ'), auth: 'secret' },
     },
     async (request) => {
       const endpoints = await listMerchantWebhookEndpoints(deps, callerOf(request).merchant.id);

@@ -6,8 +6,10 @@
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
+import { organizerSession, sessionForToken } from '../../flows/pay-access.ts';
 import { sha256 } from '../../ids.ts';
 import { idempotentPosts } from '../idempotency.ts';
+import './access.ts';
 import * as sessionCancel from './session.cancel.ts';
 import * as sessionGet from './session.get.ts';
 import * as sessionGroup from './session.group.ts';
@@ -24,6 +26,17 @@ const payScope = (request: FastifyRequest) => {
 };
 
 export async function payApi(app: App, { deps }: { deps: Deps }) {
+  // The token is checked before Idempotency-Key is claimed (a preHandler of the plugin runs before the
+  // route's own): a request nobody was allowed to make leaves nothing behind.
+  app.addHook('preHandler', async (request) => {
+    const access = request.routeOptions.config.access;
+    if (!access) return;
+    const token = (request.query as { access: string }).access;
+    request.payAccess =
+      access === 'organizer'
+        ? { session: await organizerSession(deps, token), role: 'organizer' }
+        : await sessionForToken(deps, token);
+  });
   app.addHook('onRequest', (_request, reply, done) => {
     reply.header('access-control-allow-origin', '*');
     reply.header('access-control-expose-headers', 'X-Request-Id, Retry-After');

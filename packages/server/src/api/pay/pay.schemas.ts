@@ -1,6 +1,7 @@
 // Schemas shared by the pay-page API's operations.
 import Type from 'typebox';
 import { GROUP_LIMITS } from '../../domain/group-config.ts';
+import { PlainText } from '../../wire/schemas.ts';
 
 /** ?access=TOKEN: the organizer's access token or the group access token. */
 export const AccessQuery = Type.Object(
@@ -8,5 +9,5 @@ export const AccessQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const MemberName = Type.String({ minLength: 1, maxLength: GROUP_LIMITS.maxNameLength });
+export const MemberName = PlainText(GROUP_LIMITS.maxNameLength, { required: true });
 export const MemberEmail = Type.String({ format: 'email', maxLength: GROUP_LIMITS.maxEmailLength });

@@ -2,20 +2,27 @@
 // (docs/api.md#pay-page-api); the answer is the merchant API's cancel answer.
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
-import { organizerSession } from '../../flows/pay-access.ts';
-import { closeSessionOrFail } from '../../flows/sessions.ts';
+import { type ClosedSession, closeSessionOrFail } from '../../flows/sessions.ts';
 import { closedToWire } from '../../wire/mappers.ts';
+import { withAnswer } from '../idempotency.ts';
 import { rateLimitConfig } from '../schemas.ts';
+import { payAccessOf } from './access.ts';
 import { AccessQuery } from './pay.schemas.ts';
 
 export function register(app: App, deps: Deps) {
   app.post(
     '/session/cancel',
-    { schema: { hide: true, querystring: AccessQuery }, config: rateLimitConfig(deps, 'PAY_WRITE') },
+    {
+      schema: { hide: true, querystring: AccessQuery },
+      config: { ...rateLimitConfig(deps, 'PAY_WRITE'), access: 'organizer' },
+    },
     async (request) => {
-      const session = await organizerSession(deps, request.query.access);
-      const closed = await closeSessionOrFail(deps, session.id, 'cancelled');
-      return closedToWire(closed.session, closed.refunds);
+      const { session } = payAccessOf(request);
+      return withAnswer(
+        request,
+        (closed: ClosedSession) => closedToWire(closed.session, closed.refunds),
+        (answer) => closeSessionOrFail(deps, session.id, 'cancelled', answer),
+      );
     },
   );
 }

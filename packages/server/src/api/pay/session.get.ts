@@ -5,15 +5,19 @@ import type { Deps } from '../../deps.ts';
 import { loadPayPage } from '../../flows/pay-access.ts';
 import { payLinks, payPageToWire } from '../../wire/mappers.ts';
 import { rateLimitConfig } from '../schemas.ts';
+import { payAccessOf } from './access.ts';
 import { AccessQuery } from './pay.schemas.ts';
 
 export function register(app: App, deps: Deps) {
   const links = payLinks(deps.config.publicPayUrl);
   app.get(
     '/session',
-    { schema: { hide: true, querystring: AccessQuery }, config: rateLimitConfig(deps, 'PAY_READ') },
+    {
+      schema: { hide: true, querystring: AccessQuery },
+      config: { ...rateLimitConfig(deps, 'PAY_READ'), access: 'any' },
+    },
     async (request) => {
-      const page = await loadPayPage(deps, request.query.access);
+      const page = await loadPayPage(deps, payAccessOf(request));
       return payPageToWire(page.session, page.members, page.role, page.merchantName, links);
     },
   );

@@ -7,10 +7,11 @@ import { CART_LIMITS } from '../../domain/cart.ts';
 import { GROUP_LIMITS } from '../../domain/group-config.ts';
 import { BASIS_POINTS_TOTAL } from '../../domain/split.ts';
 import { setUpGroup } from '../../flows/group.ts';
-import { merchantNameOf, organizerSession } from '../../flows/pay-access.ts';
+import { merchantNameOf } from '../../flows/pay-access.ts';
 import { payLinks, payPageToWire } from '../../wire/mappers.ts';
 import { SplitModeSchema } from '../../wire/schemas.ts';
 import { rateLimitConfig } from '../schemas.ts';
+import { payAccessOf } from './access.ts';
 import { AccessQuery, MemberEmail, MemberName } from './pay.schemas.ts';
 
 const MemberInputSchema = Type.Object(
@@ -52,10 +53,10 @@ export function register(app: App, deps: Deps) {
     '/session/group',
     {
       schema: { hide: true, querystring: AccessQuery, body: GroupBody },
-      config: rateLimitConfig(deps, 'PAY_WRITE'),
+      config: { ...rateLimitConfig(deps, 'PAY_WRITE'), access: 'organizer' },
     },
     async (request) => {
-      const session = await organizerSession(deps, request.query.access);
+      const { session } = payAccessOf(request);
       const result = await setUpGroup(
         deps,
         session.id,

@@ -4,10 +4,11 @@ import Type from 'typebox';
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
 import { chargeAmount } from '../../domain/fees.ts';
-import { joinGroup } from '../../flows/group.ts';
-import { sessionForToken } from '../../flows/pay-access.ts';
+import { type JoinedGroup, joinGroup } from '../../flows/group.ts';
 import { memberToWire, payLinks } from '../../wire/mappers.ts';
+import { withAnswer } from '../idempotency.ts';
 import { rateLimitConfig } from '../schemas.ts';
+import { payAccessOf } from './access.ts';
 import { AccessQuery, MemberEmail, MemberName } from './pay.schemas.ts';
 
 const JoinBody = Type.Object(
@@ -21,18 +22,21 @@ export function register(app: App, deps: Deps) {
     '/session/join',
     {
       schema: { hide: true, querystring: AccessQuery, body: JoinBody },
-      config: rateLimitConfig(deps, 'PAY_WRITE'),
+      config: { ...rateLimitConfig(deps, 'PAY_WRITE'), access: 'any' },
     },
     async (request) => {
-      const { session } = await sessionForToken(deps, request.query.access);
-      const { member } = await joinGroup(deps, session.id, request.body);
-      return {
-        session_id: session.id,
-        member: memberToWire(member, { kind: 'member' }),
-        share_id: member.shareId,
-        share_url: links.share(member.shareId),
-        amount_due_cents: chargeAmount(member.amountCents, session.consumerFeePpm),
-      };
+      const { session } = payAccessOf(request);
+      return withAnswer(
+        request,
+        ({ member }: JoinedGroup) => ({
+          session_id: session.id,
+          member: memberToWire(member, { kind: 'member' }),
+          share_id: member.shareId,
+          share_url: links.share(member.shareId),
+          amount_due_cents: chargeAmount(member.amountCents, session.consumerFeePpm),
+        }),
+        (answer) => joinGroup(deps, session.id, request.body, answer),
+      );
     },
   );
 }

@@ -1,0 +1,174 @@
+// Idempotency across a crash: the server process is killed (SIGKILL) right after a session's transaction
+// commits and before it answers — reached with the sandbox crash switch (SANDBOX_CRASH_AT), not a sleep.
+// After a restart, the retry with the same Idempotency-Key must replay the first answer: one order, one
+// session, one group.created event (docs/api.md#idempotency).
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { type CreatedMerchant, createMerchant } from '../../src/flows/merchants.ts';
+import { sha256 } from '../../src/ids.ts';
+import { type Db, openDb } from '../../src/store/db.ts';
+import { migrateToLatest } from '../../src/store/migrations/index.ts';
+import { DIALECTS, type TestDatabase } from '../helpers/databases.ts';
+import { sampleCart } from '../helpers/sessions.ts';
+
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+/** Crash rounds per database: every round is one kill and one restart. */
+const ROUNDS: Record<string, number> = { sqlite: 20, postgres: 5 };
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+class ServerProcess {
+  child: ChildProcess | undefined;
+  exited: Promise<NodeJS.Signals | null> | undefined;
+  output = '';
+
+  constructor(
+    private readonly env: Record<string, string>,
+    readonly baseUrl: string,
+  ) {}
+
+  async start(): Promise<void> {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+      env: { ...process.env, ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    child.stdout?.on('data', (chunk) => (this.output += chunk));
+    child.stderr?.on('data', (chunk) => (this.output += chunk));
+    this.exited = new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+    for (let i = 0; i < 600; i++) {
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`server exited at start:\n${this.output}`);
+      const up = await fetch(`${this.baseUrl}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (up) return;
+      await sleep(50);
+    }
+    throw new Error(`server did not start:\n${this.output}`);
+  }
+
+  async stop(): Promise<void> {
+    if (this.child && this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill('SIGKILL');
+      await this.exited;
+    }
+  }
+}
+
+for (const dialect of DIALECTS) {
+  describe(`idempotency across a crash on ${dialect.name}`, { skip: dialect.skip }, () => {
+    let database: TestDatabase;
+    let db: Db;
+    let merchant: CreatedMerchant;
+    let server: ServerProcess;
+
+    before(async () => {
+      database = await dialect.create();
+      db = openDb(database.url);
+      await migrateToLatest(db);
+      merchant = await createMerchant(
+        db,
+        {
+          name: 'Crash Shop',
+          environment: 'test',
+          headlessApiEnabled: true,
+          payoutCurrency: null,
+          allowedOrigins: [],
+        },
+        Date.now(),
+      );
+      const port = await freePort();
+      server = new ServerProcess(
+        {
+          DATABASE_URL: database.url,
+          PORT: String(port),
+          SERVICE_ENV: 'sandbox',
+          SANDBOX_CRASH_AT: 'session-created',
+          LOG_LEVEL: 'warn',
+          MAIL_OUTBOX_DIR: join(database.url.replace(/^sqlite:/, ''), '..', 'outbox'),
+          RATE_LIMIT_SESSIONS_CREATE: '100000',
+        },
+        `http://127.0.0.1:${port}`,
+      );
+    });
+    after(async () => {
+      await server?.stop();
+      await db?.close();
+      await database?.drop();
+    });
+
+    const create = (orderRef: string) =>
+      fetch(`${server.baseUrl}/v1/sessions`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${merchant.secretKey}`,
+          'content-type': 'application/json',
+          'idempotency-key': `crash-${orderRef}`,
+        },
+        body: JSON.stringify({ cart: sampleCart({ metadata: { order_ref: orderRef } }) }),
+      });
+
+    const sessionsOf = (orderRef: string) =>
+      db.kysely
+        .selectFrom('sessions')
+        .select(['id', 'organizer_token_hash'])
+        .where('order_ref', '=', orderRef)
+        .execute();
+
+    before(() => server.start());
+
+    for (let round = 0; round < (ROUNDS[dialect.name] ?? 1); round++) {
+      test(`crash ${round + 1} of ${ROUNDS[dialect.name]}: killed after the commit, the retry replays; one session`, async () => {
+        const orderRef = `ORD-CRASH-${dialect.name}-${round}`;
+        // The process dies between the commit and the answer: the client sees the connection drop.
+        await assert.rejects(create(orderRef), 'the first request got no answer');
+        assert.equal(await server.exited, 'SIGKILL', 'the server was killed');
+        assert.equal((await sessionsOf(orderRef)).length, 1, 'the session was committed');
+
+        await server.start();
+        const retry = await create(orderRef);
+        const body = (await retry.json()) as { session_id: string; session_url: string };
+        assert.equal(retry.status, 200, JSON.stringify(body));
+        assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+        const rows = await sessionsOf(orderRef);
+        assert.equal(rows.length, 1, 'exactly one session');
+        assert.equal(body.session_id, rows[0]?.id);
+        // The replayed link is the organizer's real one: its token hashes to the stored hash.
+        const token = new URL(body.session_url).searchParams.get('access') ?? '';
+        assert.equal(sha256(token), rows[0]?.organizer_token_hash);
+        const events = await db.kysely
+          .selectFrom('events')
+          .select('type')
+          .where('session_id', '=', body.session_id)
+          .execute();
+        assert.deepEqual(
+          events.map((e) => e.type),
+          ['group.created'],
+        );
+      });
+    }
+
+    test('the stored answer holds no organizer token in clear', async () => {
+      const rows = await db.kysely.selectFrom('idempotency_keys').select(['key', 'response_body']).execute();
+      assert.ok(rows.length >= 1);
+      for (const row of rows) {
+        assert.doesNotMatch(row.response_body ?? '', /at_[0-9A-Za-z]{10}/);
+        assert.doesNotMatch(row.key, /^crash-/, 'the Idempotency-Key itself is stored only as a hash');
+      }
+    });
+  });
+}
