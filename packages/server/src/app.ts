@@ -13,7 +13,14 @@ import Fastify, {
   type RouteOptions,
 } from 'fastify';
 import { clientNetwork } from './api/auth.ts';
-import { answerClientError, routerError, STATUS_OF, sendError, toServiceError } from './api/errors.ts';
+import {
+  answerClientError,
+  invalidJsonBody,
+  routerError,
+  STATUS_OF,
+  sendError,
+  toServiceError,
+} from './api/errors.ts';
 import * as health from './api/health.ts';
 import { idempotencyOnSend } from './api/idempotency.ts';
 import { merchantApi } from './api/merchant/index.ts';
@@ -107,7 +114,9 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body.length === 0) return done(null, undefined);
-    return parseJson(request, String(body), done);
+    return parseJson(request, String(body), (error, value) =>
+      error ? done(invalidJsonBody(String(body)), undefined) : done(null, value),
+    );
   });
 
   app.setValidatorCompiler(validatorCompiler);
@@ -134,7 +143,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   app.addHook('onSend', idempotencyOnSend(deps));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const serviceError = toServiceError(error);
+    const serviceError = toServiceError(error, request.headers['content-type']);
     if (STATUS_OF[serviceError.code] >= 500)
       request.log.error({ request_id: request.id, err: error }, 'request failed');
     return sendError(request, reply, serviceError);

@@ -72,11 +72,38 @@ const FASTIFY_CLIENT_ERRORS: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_TYPE: 'invalid_json',
 };
 
-/** Whatever a route or Fastify threw, as the ServiceError we answer with; anything unknown is internal_error. */
-export function toServiceError(error: FastifyError & { validation?: ErrorObject[] }): ServiceError {
+/**
+ * A body sent as application/json that the JSON parser refused, with the parser's reason: a syntax error
+ * and where it is, or a key that could poison prototypes (which JSON allows and we refuse).
+ */
+export function invalidJsonBody(body: string): ServiceError {
+  try {
+    JSON.parse(body);
+  } catch (error) {
+    const reason = error instanceof SyntaxError ? `: ${error.message.replace(/\.$/, '')}` : '';
+    return new ServiceError('invalid_json', { message: `The request body is not valid JSON${reason}.` });
+  }
+  return new ServiceError('invalid_json', {
+    message:
+      'The request body uses a key that is refused (__proto__, or constructor holding prototype); remove it.',
+  });
+}
+
+/** Media types sent with a body we did not read, as the client wrote them, for the message. */
+const mediaType = (contentType: string | undefined) =>
+  contentType ? `Content-Type: ${JSON.stringify(contentType.slice(0, 100))}` : 'no Content-Type';
+
+/**
+ * Whatever a route or Fastify threw, as the ServiceError we answer with; anything unknown is
+ * internal_error. `contentType` is the request's, to name it when the body was not sent as JSON.
+ */
+export function toServiceError(
+  error: FastifyError & { validation?: ErrorObject[]; validationContext?: string },
+  contentType?: string,
+): ServiceError {
   if (error instanceof ServiceError) return error;
   if (error.validation) {
-    const details = describeErrors(error.validation);
+    const details = describeErrors(error.validation, error.validationContext);
     const code = error.validation.every((e) => e.instancePath.startsWith('/cart'))
       ? 'invalid_cart'
       : 'invalid_request';
@@ -86,6 +113,10 @@ export function toServiceError(error: FastifyError & { validation?: ErrorObject[
   if (error instanceof SyntaxError)
     return new ServiceError('invalid_json', {
       message: `The request body is not valid JSON: ${error.message}`,
+    });
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return new ServiceError('invalid_json', {
+      message: `The request body must be JSON sent with Content-Type: application/json; this one came with ${mediaType(contentType)}.`,
     });
   const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
   if (known) return new ServiceError(known);

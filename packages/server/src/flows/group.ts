@@ -22,7 +22,7 @@ import {
   type Session,
   updateGroupMode,
 } from '../store/sessions.ts';
-import { assertOpen } from './sessions.ts';
+import { notOpen } from './sessions.ts';
 
 export interface MemberInput {
   id?: string;
@@ -59,9 +59,7 @@ function splitOrThrow(
 async function lockForChange(trx: Transaction<Database>, sessionId: string, now: number): Promise<Session> {
   const session = await lockOpenSession(trx, sessionId, now);
   if (session) return session;
-  const current = await findSessionByIdUnscoped(trx, sessionId);
-  if (current) assertOpen(current, now);
-  throw new ServiceError('session_not_pending');
+  throw notOpen(await findSessionByIdUnscoped(trx, sessionId), now);
 }
 
 /**
