@@ -16,6 +16,8 @@ import { clientNetwork } from './api/auth.ts';
 import {
   answerClientError,
   invalidJsonBody,
+  NOT_FOUND_BY_PARAM,
+  nulInBody,
   routerError,
   STATUS_OF,
   sendError,
@@ -114,9 +116,12 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body.length === 0) return done(null, undefined);
-    return parseJson(request, String(body), (error, value) =>
-      error ? done(invalidJsonBody(String(body)), undefined) : done(null, value),
-    );
+    const text = String(body);
+    return parseJson(request, text, (error, value) => {
+      if (error) return done(invalidJsonBody(text), undefined);
+      const refused = nulInBody(text, value);
+      return refused ? done(refused, undefined) : done(null, value);
+    });
   });
 
   app.setValidatorCompiler(validatorCompiler);
@@ -128,6 +133,16 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     reply.header('x-request-id', request.id);
     if (!request.routeOptions.config.public && isBlocked(deps, request.ip))
       return done(new ServiceError('ip_blocked'));
+    done();
+  });
+
+  // No id holds a NUL character, and PostgreSQL text cannot: a path naming one is an unknown resource,
+  // answered without asking the database.
+  app.addHook('preValidation', (request, _reply, done) => {
+    for (const [name, value] of Object.entries((request.params ?? {}) as Record<string, unknown>)) {
+      if (typeof value === 'string' && value.includes('\u0000'))
+        return done(new ServiceError(NOT_FOUND_BY_PARAM[name] ?? 'route_not_found'));
+    }
     done();
   });
 

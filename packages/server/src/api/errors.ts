@@ -6,7 +6,7 @@ import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorCode, ServiceError } from '../errors.ts';
 import { ids } from '../ids.ts';
-import { describeErrors } from './validation.ts';
+import { describeErrors, textsWithNul } from './validation.ts';
 
 export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   invalid_request: 400,
@@ -62,6 +62,13 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: S
     .send(errorBody(request.id, error));
 }
 
+/** The code answering an id in a path that names nothing, by the path parameter's name. */
+export const NOT_FOUND_BY_PARAM: Readonly<Record<string, ErrorCode>> = {
+  sessionId: 'session_not_found',
+  webhookId: 'webhook_not_found',
+  shareId: 'share_not_found',
+};
+
 /** Fastify's own errors that a client causes, with the code we answer them with. */
 const FASTIFY_CLIENT_ERRORS: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
@@ -87,6 +94,19 @@ export function invalidJsonBody(body: string): ServiceError {
     message:
       'The request body uses a key that is refused (__proto__, or constructor holding prototype); remove it.',
   });
+}
+
+/**
+ * A JSON body with a NUL character (`\u0000`) in some text: no field accepts one, and PostgreSQL text
+ * cannot hold it. Answered as the schema's refusals are, naming each field.
+ */
+export function nulInBody(text: string, body: unknown): ServiceError | undefined {
+  if (!text.includes('\\u0000')) return undefined;
+  const texts = textsWithNul(body);
+  if (texts.length === 0) return undefined;
+  const details = texts.map((t) => `${t.name} must not contain the NUL character (\\u0000)`);
+  const code = texts.every((t) => t.path.startsWith('/cart')) ? 'invalid_cart' : 'invalid_request';
+  return new ServiceError(code, { message: details[0], details });
 }
 
 /** Media types sent with a body we did not read, as the client wrote them, for the message. */

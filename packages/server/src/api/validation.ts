@@ -48,6 +48,27 @@ export function fieldPath(instancePath: string, root: string): string {
   return path || 'body';
 }
 
+/**
+ * The texts of a parsed JSON body (values, or keys) that hold a NUL character: their instance path and
+ * how a sentence names them. Walked without recursion, since a body may nest deeply.
+ */
+export function textsWithNul(body: unknown): { path: string; name: string }[] {
+  const found: { path: string; name: string }[] = [];
+  const stack: [unknown, string][] = [[body, '']];
+  while (stack.length > 0 && found.length < 20) {
+    const [value, at] = stack.pop() as [unknown, string];
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) found.push({ path: at, name: fieldPath(at, '') });
+    } else if (value && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) {
+        if (key.includes('\u0000')) found.push({ path: at, name: `a key of ${fieldPath(at, '')}` });
+        stack.push([inner, `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`]);
+      }
+    }
+  }
+  return found.reverse();
+}
+
 /** A JSON type as a reader would say it: `an integer`, `true or false`. */
 const TYPE_NAMES: Record<string, string> = {
   string: 'a string',
