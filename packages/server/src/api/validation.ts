@@ -168,8 +168,10 @@ export function describeError(error: ErrorObject, root: string): string {
       return `${at} must have at least ${count(p.limit, 'key')}`;
     case 'maxProperties':
       return `${at} must have at most ${count(p.limit, 'key')}`;
-    case 'uniqueItems':
-      return `${at} must not contain duplicates (${at}[${p.j}] and ${at}[${p.i}] are the same)`;
+    case 'uniqueItems': {
+      const [first, second] = [Number(p.i), Number(p.j)].sort((a, b) => a - b);
+      return `${at} must not contain duplicates (${at}[${first}] and ${at}[${second}] are the same)`;
+    }
     case 'contains': {
       const [min, max] = [p.minContains ?? 1, p.maxContains];
       const many = max === undefined ? `at least ${count(min, 'element')}` : `from ${min} to ${max} elements`;
