@@ -214,7 +214,7 @@ for (const dialect of DIALECTS) {
           group_config: { default_mode: 'custom', allowed_modes: ['equal', 'itemized'] },
         },
         'invalid_request',
-        ['group_config.default_mode "custom" must be one of group_config.allowed_modes'],
+        ['group_config.default_mode "custom" must be one of group_config.allowed_modes (equal, itemized)'],
       );
       // An unknown mode is answered with the list of modes, never the validator's own words.
       await refused({ cart: sampleCart(), group_config: { default_mode: 'dutch' } }, 'invalid_request', [
