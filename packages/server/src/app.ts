@@ -18,6 +18,9 @@ import {
   answerClientError,
   answerOnSocket,
   BASE_HEADERS,
+  invalidJsonBody,
+  NOT_FOUND_BY_PARAM,
+  nulInBody,
   routerError,
   STATUS_OF,
   sendError,
@@ -129,7 +132,12 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body.length === 0) return done(null, undefined);
-    return parseJson(request, String(body), done);
+    const text = String(body);
+    return parseJson(request, text, (error, value) => {
+      if (error) return done(invalidJsonBody(text), undefined);
+      const refused = nulInBody(text, value);
+      return refused ? done(refused, undefined) : done(null, value);
+    });
   });
 
   app.setValidatorCompiler(validatorCompiler);
@@ -154,6 +162,16 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     done(null, payload);
   });
 
+  // No id holds a NUL character, and PostgreSQL text cannot: a path naming one is an unknown resource,
+  // answered without asking the database.
+  app.addHook('preValidation', (request, _reply, done) => {
+    for (const [name, value] of Object.entries((request.params ?? {}) as Record<string, unknown>)) {
+      if (typeof value === 'string' && value.includes('\u0000'))
+        return done(new ServiceError(NOT_FOUND_BY_PARAM[name] ?? 'route_not_found'));
+    }
+    done();
+  });
+
   // Every JSON object we answer carries request_id (docs/api.md#conventions), placed first: the one place
   // it is added to answers, so handlers never set it.
   app.addHook('preSerialization', (request, _reply, payload, done) => {
@@ -166,7 +184,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   app.addHook('onSend', idempotencyOnSend(deps));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const serviceError = toServiceError(error);
+    const serviceError = toServiceError(error, request.headers['content-type']);
     if (STATUS_OF[serviceError.code] >= 500)
       request.log.error({ request_id: request.id, err: error }, 'request failed');
     return sendError(request, reply, serviceError);

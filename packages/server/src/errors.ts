@@ -5,29 +5,37 @@
 /** Every error code, with the message a client sees unless the thrower gives a more precise one. */
 export const ERROR_MESSAGES = {
   invalid_request: 'The request is not valid.',
-  invalid_json: 'The request body must be JSON (Content-Type: application/json).',
+  invalid_json: 'The request body is not valid JSON.',
   invalid_cart: 'The cart is not valid.',
   invalid_signature: 'The cart signature does not match the cart.',
   invalid_group: 'The group is not valid.',
   invalid_idempotency_key: 'Idempotency-Key must be 1 to 255 visible ASCII characters.',
   missing_api_key: 'Missing API key: send Authorization: Bearer <API_KEY>.',
-  invalid_api_key_format: 'Invalid API key format.',
+  invalid_api_key_format:
+    'Invalid API key format: send Authorization: Bearer followed by an API key, svc_pk_test_…, svc_pk_live_…, ' +
+    'svc_sk_test_… or svc_sk_live_… (the cart signing secret, svc_sig_…, is not an API key).',
   invalid_api_key: 'Invalid API key.',
   invalid_access_token: 'The access token is missing or not valid for this session.',
   card_declined: 'The card was declined.',
   secret_key_from_browser: 'A secret key must not be used from a browser (the request has an Origin header).',
-  key_environment_mismatch: 'The key/environment mismatch: this key belongs to the other environment.',
+  key_environment_mismatch:
+    'This key is for the other environment: test keys (svc_…_test_…) work only in the sandbox, ' +
+    'live keys (svc_…_live_…) only in production.',
   merchant_mismatch: 'X-Merchant-ID does not match the API key.',
   ip_blocked: 'Requests from this IP address are blocked.',
   secret_key_required: 'This route requires a secret API key.',
   headless_not_enabled:
-    'Sessions without a cart signature need the headless API, which is not enabled for this merchant.',
+    'Sessions without a cart signature need the headless API, which is not enabled for this merchant: it is ' +
+    'enabled after a technical review, when the operator creates the merchant with `group-checkout merchant ' +
+    'create --headless`. Until then, sign the cart: send signature (or X-Service-Signature), the HMAC of the ' +
+    'cart made with your cart signing secret (svc_sig_…).',
   organizer_only: 'Only the organizer may do this.',
   route_not_found: 'No such route.',
   session_not_found: 'No such session.',
   share_not_found: 'No such share.',
   webhook_not_found: 'No such webhook endpoint.',
-  session_not_pending: 'The session is not open.',
+  session_not_pending:
+    'The session is not pending (it is funded, cancelled or expired), so it can no longer be changed or paid.',
   share_not_pending: 'The share is already paid.',
   group_full: 'The group is full.',
   group_not_joinable: 'Members can join only a group split equally.',

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { type Caller, findKeyByHash } from '../flows/caller.ts';
-import { KEY_PREFIX_LENGTH, keyEnvironmentFor, sha256 } from '../ids.ts';
+import { KEY_PREFIX_LENGTH, type KeyEnvironment, keyEnvironmentFor, sha256 } from '../ids.ts';
 
 export type AuthRequirement = 'secret' | 'publishable-or-secret';
 
@@ -17,6 +17,7 @@ declare module 'fastify' {
 }
 
 const KEY_FORMAT = /^svc_(pk|sk)_(test|live)_[0-9A-Za-z]{16,128}$/;
+const BEARER_SCHEME = /^Bearer(?:\s+|$)/i;
 const FAILURE_WINDOW_MS = 60_000;
 
 export const CORS_ALLOWED_HEADERS =
@@ -45,6 +46,37 @@ export function clientNetwork(ip: string): string {
 }
 
 /**
+ * Why an Authorization header holds no well-formed API key, and what to send instead: the cart signing
+ * secret, a key without the Bearer scheme, another scheme, or a token of the wrong form.
+ */
+function keyFormatProblem(header: string, environment: KeyEnvironment): string {
+  const send = `send Authorization: Bearer svc_sk_${environment}_… (secret key) or svc_pk_${environment}_… (publishable key)`;
+  const hasScheme = BEARER_SCHEME.test(header);
+  const token = (hasScheme ? header.replace(BEARER_SCHEME, '') : header).trim();
+  if (token.startsWith('svc_sig_'))
+    return `This is the cart signing secret (svc_sig_…), which signs carts on your server and is never an API key: ${send}.`;
+  if (!hasScheme && /^svc_(pk|sk)_/.test(token))
+    return `The Authorization header must be "Bearer " followed by the key, not the key alone: ${send}.`;
+  if (!hasScheme) return `The Authorization header must use the Bearer scheme: ${send}.`;
+  if (!token || /\s/.test(token))
+    return `Authorization: Bearer must be followed by exactly one API key: ${send}.`;
+  return (
+    'Invalid API key format: an API key is svc_pk_test_, svc_pk_live_, svc_sk_test_ or svc_sk_live_ ' +
+    `followed by 16 to 128 letters and digits; ${send}.`
+  );
+}
+
+/** A key of the other environment: says which environment the key is for and which this deployment is. */
+function environmentMismatch(kind: string, keyEnvironment: KeyEnvironment): string {
+  const [other, here, deployment] =
+    keyEnvironment === 'live' ? ['live', 'test', 'the sandbox'] : ['test', 'live', 'production'];
+  return (
+    `This is a ${other} key (svc_${kind}_${other}_…), but this deployment is ${deployment} and accepts ` +
+    `only ${here} keys (svc_pk_${here}_…, svc_sk_${here}_…).`
+  );
+}
+
+/**
  * CORS for a publishable key (docs/api.md#cors): the browser must be able to read our answer, errors and
  * 429s included, so it is set before anything can refuse the request. Routes that need the secret key
  * send no CORS allowance at all.
@@ -66,11 +98,12 @@ export function authenticate(deps: Deps, requirement: AuthRequirement) {
     request: FastifyRequest,
     prefix: string | undefined,
     code: 'missing_api_key' | 'invalid_api_key_format' | 'invalid_api_key',
+    message?: string,
   ): Promise<never> {
     const writes = [deps.counters.increment(`auth-ip:${clientNetwork(request.ip)}`, FAILURE_WINDOW_MS)];
     if (prefix) writes.push(deps.counters.increment(`auth-key:${prefix}`, FAILURE_WINDOW_MS));
     await Promise.all(writes);
-    throw new ServiceError(code);
+    throw new ServiceError(code, { message });
   }
 
   return async function authHook(request: FastifyRequest): Promise<void> {
@@ -93,11 +126,16 @@ export function authenticate(deps: Deps, requirement: AuthRequirement) {
     }
 
     if (!header) return fail(request, undefined, 'missing_api_key');
-    if (!key) return fail(request, undefined, 'invalid_api_key_format');
+    if (!key)
+      return fail(request, undefined, 'invalid_api_key_format', keyFormatProblem(header, environment));
     const format = KEY_FORMAT.exec(key);
-    if (!format) return fail(request, prefix, 'invalid_api_key_format');
+    if (!format)
+      return fail(request, prefix, 'invalid_api_key_format', keyFormatProblem(header, environment));
     const kind = format[1] === 'sk' ? 'secret' : 'publishable';
-    if (format[2] !== environment) throw new ServiceError('key_environment_mismatch');
+    if (format[2] !== environment)
+      throw new ServiceError('key_environment_mismatch', {
+        message: environmentMismatch(format[1] as string, format[2] as KeyEnvironment),
+      });
     if (kind === 'secret' && request.headers.origin !== undefined)
       throw new ServiceError('secret_key_from_browser');
 

@@ -6,7 +6,7 @@ import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorCode, ServiceError } from '../errors.ts';
 import { ids } from '../ids.ts';
-import { describeErrors } from './validation.ts';
+import { describeErrors, textsWithNul } from './validation.ts';
 
 export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   invalid_request: 400,
@@ -73,6 +73,13 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: S
     .send(errorBody(request.id, error));
 }
 
+/** The code answering an id in a path that names nothing, by the path parameter's name. */
+export const NOT_FOUND_BY_PARAM: Readonly<Record<string, ErrorCode>> = {
+  sessionId: 'session_not_found',
+  webhookId: 'webhook_not_found',
+  shareId: 'share_not_found',
+};
+
 /** Fastify's own errors that a client causes, with the code we answer them with. */
 const FASTIFY_CLIENT_ERRORS: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
@@ -83,11 +90,51 @@ const FASTIFY_CLIENT_ERRORS: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_TYPE: 'invalid_json',
 };
 
-/** Whatever a route or Fastify threw, as the ServiceError we answer with; anything unknown is internal_error. */
-export function toServiceError(error: FastifyError & { validation?: ErrorObject[] }): ServiceError {
+/**
+ * A body sent as application/json that the JSON parser refused, with the parser's reason: a syntax error
+ * and where it is, or a key that could poison prototypes (which JSON allows and we refuse).
+ */
+export function invalidJsonBody(body: string): ServiceError {
+  try {
+    JSON.parse(body);
+  } catch (error) {
+    const reason = error instanceof SyntaxError ? `: ${error.message.replace(/\.$/, '')}` : '';
+    return new ServiceError('invalid_json', { message: `The request body is not valid JSON${reason}.` });
+  }
+  return new ServiceError('invalid_json', {
+    message:
+      'The request body uses a key that is refused (__proto__, or constructor holding prototype); remove it.',
+  });
+}
+
+/**
+ * A JSON body with a NUL character (`\u0000`) in some text: no field accepts one, and PostgreSQL text
+ * cannot hold it. Answered as the schema's refusals are, naming each field.
+ */
+export function nulInBody(text: string, body: unknown): ServiceError | undefined {
+  if (!text.includes('\\u0000')) return undefined;
+  const texts = textsWithNul(body);
+  if (texts.length === 0) return undefined;
+  const details = texts.map((t) => `${t.name} must not contain the NUL character (\\u0000)`);
+  const code = texts.every((t) => t.path.startsWith('/cart')) ? 'invalid_cart' : 'invalid_request';
+  return new ServiceError(code, { message: details[0], details });
+}
+
+/** Media types sent with a body we did not read, as the client wrote them, for the message. */
+const mediaType = (contentType: string | undefined) =>
+  contentType ? `Content-Type: ${JSON.stringify(contentType.slice(0, 100))}` : 'no Content-Type';
+
+/**
+ * Whatever a route or Fastify threw, as the ServiceError we answer with; anything unknown is
+ * internal_error. `contentType` is the request's, to name it when the body was not sent as JSON.
+ */
+export function toServiceError(
+  error: FastifyError & { validation?: ErrorObject[]; validationContext?: string },
+  contentType?: string,
+): ServiceError {
   if (error instanceof ServiceError) return error;
   if (error.validation) {
-    const details = describeErrors(error.validation);
+    const details = describeErrors(error.validation, error.validationContext);
     const code = error.validation.every((e) => e.instancePath.startsWith('/cart'))
       ? 'invalid_cart'
       : 'invalid_request';
@@ -97,6 +144,10 @@ export function toServiceError(error: FastifyError & { validation?: ErrorObject[
   if (error instanceof SyntaxError)
     return new ServiceError('invalid_json', {
       message: `The request body is not valid JSON: ${error.message}`,
+    });
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return new ServiceError('invalid_json', {
+      message: `The request body must be JSON sent with Content-Type: application/json; this one came with ${mediaType(contentType)}.`,
     });
   const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
   if (known) return new ServiceError(known);

@@ -74,7 +74,9 @@ export function resolveGroupConfig(
   if (defaultMode !== undefined && !isSplitMode(defaultMode)) {
     errors.push(`group_config.default_mode must be one of ${SPLIT_MODES.join(', ')}`);
   } else if (defaultMode !== undefined && !allowedModes.includes(defaultMode)) {
-    errors.push(`group_config.default_mode "${defaultMode}" must be one of group_config.allowed_modes`);
+    errors.push(
+      `group_config.default_mode "${defaultMode}" must be one of group_config.allowed_modes (${allowedModes.join(', ')})`,
+    );
   }
 
   const expiryHours = given.expiry_hours ?? GROUP_DEFAULTS.expiryHours;

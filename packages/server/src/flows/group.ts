@@ -23,7 +23,7 @@ import {
   updateGroupMode,
 } from '../store/sessions.ts';
 import { type AnswerSpec, recordAnswer } from './idempotency.ts';
-import { assertOpen } from './sessions.ts';
+import { notOpen } from './sessions.ts';
 
 export interface MemberInput {
   id?: string;
@@ -60,9 +60,7 @@ function splitOrThrow(
 async function lockForChange(trx: Transaction<Database>, sessionId: string, now: number): Promise<Session> {
   const session = await lockOpenSession(trx, sessionId, now);
   if (session) return session;
-  const current = await findSessionByIdUnscoped(trx, sessionId);
-  if (current) assertOpen(current, now);
-  throw new ServiceError('session_not_pending');
+  throw notOpen(await findSessionByIdUnscoped(trx, sessionId), now);
 }
 
 /**

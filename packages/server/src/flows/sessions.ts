@@ -265,7 +265,7 @@ export async function closeSession(
 
 /**
  * Closes a session for a caller who asked for it (a merchant, the organizer); a session that was not
- * open is session_not_pending, naming its status.
+ * open is session_not_pending, naming its status or that it expired.
  */
 export async function closeSessionOrFail(
   deps: Deps,
@@ -275,9 +275,7 @@ export async function closeSessionOrFail(
 ): Promise<ClosedSession> {
   const closed = await closeSession(deps, sessionId, to, { expireNow: to === 'expired', answer });
   if (closed) return closed;
-  const session = await findSessionByIdUnscoped(deps.db.kysely, sessionId);
-  if (session) assertOpen(session, deps.clock.now());
-  throw new ServiceError('session_not_pending');
+  throw notOpen(await findSessionByIdUnscoped(deps.db.kysely, sessionId), deps.clock.now());
 }
 
 /** Closes the merchant's session; another merchant's, or an unknown id, is session_not_found. */
@@ -302,11 +300,25 @@ export const listDueSessionIds = (deps: Deps, limit: number): Promise<string[]> 
  * Past expires_at it is expired in all but name until the sweeper gets to it, seconds later.
  */
 export function assertOpen(session: Pick<Session, 'status' | 'expiresAt'>, now: number): void {
-  if (session.status !== 'pending') {
-    throw new ServiceError('session_not_pending', {
+  if (session.status !== 'pending' || now >= session.expiresAt) throw notOpen(session, now);
+}
+
+/**
+ * Why a change found the session closed, naming its status or that it expired. `session` is the
+ * session as read after the change failed: a session still open then lost a race to another change.
+ */
+export function notOpen(
+  session: Pick<Session, 'status' | 'expiresAt'> | undefined,
+  now: number,
+): ServiceError {
+  if (!session) return new ServiceError('session_not_found');
+  if (session.status !== 'pending')
+    return new ServiceError('session_not_pending', {
       message: `The session is ${session.status}; only a pending session can be changed or paid.`,
     });
-  }
   if (now >= session.expiresAt)
-    throw new ServiceError('session_not_pending', { message: 'The session has expired.' });
+    return new ServiceError('session_not_pending', { message: 'The session has expired.' });
+  return new ServiceError('session_not_pending', {
+    message: 'The session was being changed by another request at the same time; load it again and retry.',
+  });
 }

@@ -46,24 +46,69 @@ for (const dialect of DIALECTS) {
         assertError(res, 401, 'missing_api_key');
       });
 
-      test('with a scheme other than Bearer', async () => {
+      test('with a scheme other than Bearer, or none, the message asks for the Bearer scheme', async () => {
         const basic = Buffer.from(`${t.merchant.secretKey}:`).toString('base64');
-        const res = await t.request('GET', '/v1/merchants/me', {
-          headers: { authorization: `Basic ${basic}` },
-        });
-        assertError(res, 401, 'invalid_api_key_format');
+        for (const authorization of [`Basic ${basic}`, 'hello']) {
+          const res = await t.request('GET', '/v1/merchants/me', { headers: { authorization } });
+          assertError(res, 401, 'invalid_api_key_format');
+          assert.equal(
+            res.body.error,
+            'The Authorization header must use the Bearer scheme: send Authorization: Bearer svc_sk_test_… ' +
+              '(secret key) or svc_pk_test_… (publishable key).',
+          );
+        }
       });
 
-      test('with a Bearer token that is not a key says "invalid API key format"', async () => {
+      test('a key sent without "Bearer " is told to put Bearer before it', async () => {
+        for (const key of [t.merchant.secretKey, t.merchant.publishableKey]) {
+          const res = await t.request('GET', '/v1/merchants/me', { headers: { authorization: key } });
+          assertError(res, 401, 'invalid_api_key_format');
+          assert.equal(
+            res.body.error,
+            'The Authorization header must be "Bearer " followed by the key, not the key alone: send ' +
+              'Authorization: Bearer svc_sk_test_… (secret key) or svc_pk_test_… (publishable key).',
+          );
+        }
+      });
+
+      test('the cart signing secret is named as such, with or without Bearer', async () => {
+        const secret = t.merchant.merchant.signingSecret;
+        assert.match(secret, /^svc_sig_test_/);
+        for (const authorization of [`Bearer ${secret}`, secret]) {
+          const res = await t.request('GET', '/v1/merchants/me', { headers: { authorization } });
+          assertError(res, 401, 'invalid_api_key_format');
+          assert.equal(
+            res.body.error,
+            'This is the cart signing secret (svc_sig_…), which signs carts on your server and is never an ' +
+              'API key: send Authorization: Bearer svc_sk_test_… (secret key) or svc_pk_test_… (publishable key).',
+          );
+        }
+      });
+
+      test('Bearer with no key, or with more than one word, asks for exactly one key', async () => {
+        for (const authorization of ['Bearer', 'Bearer   ', `Bearer ${t.merchant.secretKey} extra`]) {
+          const res = await t.request('GET', '/v1/merchants/me', { headers: { authorization } });
+          assertError(res, 401, 'invalid_api_key_format');
+          assert.match(res.body.error, /^Authorization: Bearer must be followed by exactly one API key: /);
+        }
+      });
+
+      test('with a Bearer token that is not a key says "invalid API key format" and the four prefixes', async () => {
         for (const token of [
           'not-a-key',
+          'hello',
           'svc_sk_test_',
           'svc_xx_test_abcdefghijklmnopqrstuvwxyz',
           'svc_sk_test_abc$%',
         ]) {
           const res = await t.request('GET', '/v1/merchants/me', { key: token });
           assertError(res, 401, 'invalid_api_key_format');
-          assert.match(res.body.error, /invalid API key format/i);
+          assert.equal(
+            res.body.error,
+            'Invalid API key format: an API key is svc_pk_test_, svc_pk_live_, svc_sk_test_ or svc_sk_live_ ' +
+              'followed by 16 to 128 letters and digits; send Authorization: Bearer svc_sk_test_… (secret key) ' +
+              'or svc_pk_test_… (publishable key).',
+          );
         }
       });
 
@@ -105,14 +150,18 @@ for (const dialect of DIALECTS) {
         assert.equal(res.headers.get('access-control-allow-origin'), null);
       });
 
-      test('a live key against the sandbox is a key/environment mismatch', async () => {
-        for (const key of [
-          `svc_sk_live_${t.merchant.secretKey.slice('svc_sk_test_'.length)}`,
-          unknownKey('svc_pk_live_'),
+      test('a live key against the sandbox is a key/environment mismatch naming both environments', async () => {
+        for (const [key, kind] of [
+          [`svc_sk_live_${t.merchant.secretKey.slice('svc_sk_test_'.length)}`, 'sk'],
+          [unknownKey('svc_pk_live_'), 'pk'],
         ]) {
           const res = await t.request('GET', '/v1/merchants/me', { key });
           assertError(res, 403, 'key_environment_mismatch');
-          assert.match(res.body.error, /key\/environment mismatch/);
+          assert.equal(
+            res.body.error,
+            `This is a live key (svc_${kind}_live_…), but this deployment is the sandbox and accepts only ` +
+              'test keys (svc_pk_test_…, svc_sk_test_…).',
+          );
         }
       });
 
@@ -124,6 +173,15 @@ for (const dialect of DIALECTS) {
           assert.equal(own.body.sandbox, false);
           const testKey = await prod.request('GET', '/v1/merchants/me', { key: t.merchant.secretKey });
           assertError(testKey, 403, 'key_environment_mismatch');
+          assert.equal(
+            testKey.body.error,
+            'This is a test key (svc_sk_test_…), but this deployment is production and accepts only ' +
+              'live keys (svc_pk_live_…, svc_sk_live_…).',
+          );
+          // In production the examples of what to send are live keys.
+          const bare = await prod.request('GET', '/v1/merchants/me', { headers: { authorization: 'hello' } });
+          assertError(bare, 401, 'invalid_api_key_format');
+          assert.match(bare.body.error, /Bearer svc_sk_live_… \(secret key\) or svc_pk_live_… /);
         });
       });
 

@@ -168,12 +168,31 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    test('a body that is not valid JSON is 400 invalid_json', async () => {
-      const res = await t.request('POST', '/v1/webhooks', { key: t.merchant.secretKey, rawBody: '{"url":' });
-      assertErrorShape(res, 400, 'invalid_json');
+    test('a body that is not valid JSON is 400 invalid_json, saying why, not asking for the Content-Type', async () => {
+      // The reason is the JSON parser's own, whose wording Node may change; the position is what matters.
+      const cases: [string, RegExp][] = [
+        ['{"url":', /^The request body is not valid JSON: Unexpected end of JSON input\.$/],
+        ['{"url":"https://hooks.example/gc"} x', /^The request body is not valid JSON: .* at position 35\b/],
+      ];
+      for (const [rawBody, message] of cases) {
+        const res = await t.request('POST', '/v1/webhooks', { key: t.merchant.secretKey, rawBody });
+        assertErrorShape(res, 400, 'invalid_json');
+        assert.match(res.body.error, message);
+        assert.doesNotMatch(res.body.error, /Content-Type/);
+      }
+      // JSON that could poison prototypes is valid JSON, and is refused as such.
+      const poisoned = await t.request('POST', '/v1/webhooks', {
+        key: t.merchant.secretKey,
+        rawBody: '{"__proto__":{"isAdmin":true},"url":"https://hooks.example/gc","events":["*"]}',
+      });
+      assertErrorShape(poisoned, 400, 'invalid_json');
+      assert.equal(
+        poisoned.body.error,
+        'The request body uses a key that is refused (__proto__, or constructor holding prototype); remove it.',
+      );
     });
 
-    test('a body that is not application/json is 400, not 415', async () => {
+    test('a body that is not application/json is 400, not 415, and names the Content-Type sent', async () => {
       for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
         const res = await t.request('POST', '/v1/webhooks', {
           key: t.merchant.secretKey,
@@ -181,6 +200,11 @@ for (const dialect of DIALECTS) {
           headers: { 'content-type': contentType },
         });
         assertErrorShape(res, 400, 'invalid_json');
+        assert.equal(
+          res.body.error,
+          'The request body must be JSON sent with Content-Type: application/json; this one came with ' +
+            `Content-Type: "${contentType}".`,
+        );
       }
       assert.equal(await webhookCount(), 0);
     });

@@ -184,11 +184,22 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    test('refused: an unknown mode', async () => {
+    test('refused: an unknown mode, answered with the list of modes', async () => {
       const created = await createSession(t);
-      const res = await put(created, { mode: 'dutch', members: [{ name: 'Ada' }, { name: 'Ben' }] });
-      assert.equal(res.status, 400);
-      assert.equal(res.body.code, 'invalid_request');
+      const modes = '"equal", "itemized", "custom", "percentage", "host-pays"';
+      const cases: [unknown, string[]][] = [
+        ['dutch', [`mode must be one of ${modes} (got "dutch")`]],
+        ['', [`mode must be one of ${modes} (got "")`]],
+        [null, ['mode must be a string', `mode must be one of ${modes}`]],
+        [['equal'], ['mode must be a string', `mode must be one of ${modes}`]],
+      ];
+      for (const [mode, details] of cases) {
+        const res = await put(created, { mode, members: [{ name: 'Ada' }, { name: 'Ben' }] });
+        assert.equal(res.status, 400, res.text);
+        assert.equal(res.body.code, 'invalid_request');
+        assert.deepEqual(res.body.details, details);
+        assert.equal(res.body.error, details[0]);
+      }
     });
 
     test('refused: custom amounts that do not add up to the total', async () => {

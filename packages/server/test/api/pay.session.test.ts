@@ -201,16 +201,28 @@ for (const dialect of DIALECTS) {
       const again = await t.request('POST', `/api/v1/session/cancel?access=${token}`);
       assert.equal(again.status, 409);
       assert.equal(again.body.code, 'session_not_pending');
+      assert.equal(
+        again.body.error,
+        'The session is cancelled; only a pending session can be changed or paid.',
+      );
       const put = await t.request('PUT', `/api/v1/session/group?access=${token}`, {
         body: { mode: 'equal', members: [{ name: 'Ada' }, { name: 'Ben' }] },
       });
       assert.equal(put.status, 409);
       assert.equal(put.body.code, 'session_not_pending');
+      assert.equal(
+        put.body.error,
+        'The session is cancelled; only a pending session can be changed or paid.',
+      );
       const join = await t.request('POST', `/api/v1/session/join?access=${created.group_access_token}`, {
         body: { name: 'Dee' },
       });
       assert.equal(join.status, 409);
       assert.equal(join.body.code, 'session_not_pending');
+      assert.equal(
+        join.body.error,
+        'The session is cancelled; only a pending session can be changed or paid.',
+      );
 
       // Reading still works, and says what happened.
       assert.equal((await page(token)).body.status, 'cancelled');

@@ -60,6 +60,10 @@ for (const dialect of DIALECTS) {
       const again = await cancel(created.session_id);
       assert.equal(again.status, 409, again.text);
       assert.equal(again.body.code, 'session_not_pending');
+      assert.equal(
+        again.body.error,
+        'The session is cancelled; only a pending session can be changed or paid.',
+      );
       const events = await eventRows(t, created.session_id);
       assert.equal(events.filter((e) => e.type === 'group.cancelled').length, 1);
     });
@@ -68,6 +72,12 @@ for (const dialect of DIALECTS) {
       const created = await createSession(t);
       const results = await Promise.all(Array.from({ length: 8 }, () => cancel(created.session_id)));
       assert.deepEqual(results.map((r) => r.status).sort(), [200, 409, 409, 409, 409, 409, 409, 409]);
+      // The losers are told the status the winner left, never a bare "not open".
+      for (const lost of results.filter((r) => r.status === 409))
+        assert.equal(
+          lost.body.error,
+          'The session is cancelled; only a pending session can be changed or paid.',
+        );
       const events = await eventRows(t, created.session_id);
       assert.equal(events.filter((e) => e.type === 'group.cancelled').length, 1);
     });
@@ -81,6 +91,7 @@ for (const dialect of DIALECTS) {
       const res = await cancel(created.session_id);
       assert.equal(res.status, 409);
       assert.equal(res.body.code, 'session_not_pending');
+      assert.equal(res.body.error, 'The session is expired; only a pending session can be changed or paid.');
     });
 
     test('after a cancel the pay page shows it cancelled and takes no changes', async () => {

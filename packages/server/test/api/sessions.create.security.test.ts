@@ -61,6 +61,22 @@ for (const dialect of DIALECTS) {
       const res = await post(closed.secretKey, { cart: sampleCart() });
       assert.equal(res.status, 403, res.text);
       assert.equal(res.body.code, 'headless_not_enabled');
+      // It says how the headless API is enabled, and what to do until then.
+      assert.equal(
+        res.body.error,
+        'Sessions without a cart signature need the headless API, which is not enabled for this merchant: ' +
+          'it is enabled after a technical review, when the operator creates the merchant with ' +
+          '`group-checkout merchant create --headless`. Until then, sign the cart: send signature (or ' +
+          'X-Service-Signature), the HMAC of the cart made with your cart signing secret (svc_sig_…).',
+      );
+      // Doing what it says works (on a merchant of its own, so that `closed` keeps no sessions).
+      const unreviewed = await t.createMerchant({ name: 'Unreviewed Shop', headless: false });
+      const cart = sampleCart();
+      const signed = await post(unreviewed.secretKey, {
+        cart,
+        signature: signCart(cart, unreviewed.merchant.signingSecret),
+      });
+      assert.equal(signed.status, 200, signed.text);
       const ok = await post(m.secretKey, { cart: sampleCart() });
       assert.equal(ok.status, 200, ok.text);
     });

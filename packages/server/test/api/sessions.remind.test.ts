@@ -166,6 +166,10 @@ for (const dialect of DIALECTS) {
       const res = await remind(t, created);
       assert.equal(res.status, 409, res.text);
       assert.equal(res.body.code, 'session_not_pending');
+      assert.equal(
+        res.body.error,
+        'The session is cancelled; only a pending session can be changed or paid.',
+      );
       const unknown = await t.request('POST', '/v1/sessions/gs_unknown000000000/remind', {
         key: t.merchant.secretKey,
       });

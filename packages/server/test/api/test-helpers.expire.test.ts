@@ -41,6 +41,10 @@ for (const dialect of DIALECTS) {
       const again = await expire(expired.session_id);
       assert.equal(again.status, 409);
       assert.equal(again.body.code, 'session_not_pending');
+      assert.equal(
+        again.body.error,
+        'The session is expired; only a pending session can be changed or paid.',
+      );
 
       const cancelled = await createSession(t);
       await t.request('POST', `/v1/sessions/${cancelled.session_id}/cancel`, { key: t.merchant.secretKey });

@@ -136,6 +136,10 @@ for (const dialect of DIALECTS) {
             /secret is not a known field/,
           ],
           [{ url: 'not a url', events: ['*'] }, /url/],
+          [
+            { url: 'https://hooks.example/x', events: ['group.funded', '*', 'group.funded'] },
+            /^events must not contain duplicates \(events\[0\] and events\[2\] are the same\)$/,
+          ],
         ];
         for (const [body, message] of cases) {
           const res = await create(t.merchant.secretKey, body);
