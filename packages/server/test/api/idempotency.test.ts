@@ -3,18 +3,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { manualClock } from '../helpers/clock.ts';
 import { DIALECTS } from '../helpers/databases.ts';
-
-/** A clock the test moves by hand. */
-function manualClock(start = Date.now()) {
-  let now = start;
-  return { now: () => now, advance: (ms: number) => (now += ms) };
-}
 
 for (const dialect of DIALECTS) {
   describe(`Idempotency-Key on ${dialect.name}`, { skip: dialect.skip }, () => {
     let t: TestApp;
-    const clock = manualClock();
+    const clock = manualClock(Date.now());
     let n = 0;
     const freshKey = () => `idem-${Date.now()}-${n++}`;
     before(async () => {

@@ -4,11 +4,11 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { type Cart, signCart } from '@group-checkout/node';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { HOUR_MS } from '../helpers/clock.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import {
   createSession,
   eventRows,
-  HOUR_MS,
   organizerToken,
   PAY_URL,
   SESSION_ENV,

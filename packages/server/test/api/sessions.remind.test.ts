@@ -5,17 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type ManualClock, MINUTE_MS, manualClock } from '../helpers/clock.ts';
 import { DIALECTS } from '../helpers/databases.ts';
-import {
-  type Created,
-  createSession,
-  type ManualClock,
-  MINUTE_MS,
-  manualClock,
-  organizerToken,
-  PAY_URL,
-  SESSION_ENV,
-} from '../helpers/sessions.ts';
+import { type Created, createSession, organizerToken, PAY_URL, SESSION_ENV } from '../helpers/sessions.ts';
 import { parseMessage, type SmtpReceiver, startSmtpServer } from '../helpers/smtp.ts';
 
 const ORGANIZER = { name: 'Ada', email: 'ada@example.com' };

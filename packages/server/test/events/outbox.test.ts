@@ -8,15 +8,9 @@ import { closeSession } from '../../src/flows/sessions.ts';
 import { ids, sha256 } from '../../src/ids.ts';
 import { insertSession } from '../../src/store/sessions.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type ManualClock, manualClock } from '../helpers/clock.ts';
 import { DIALECTS } from '../helpers/databases.ts';
-import {
-  createSession,
-  eventRows,
-  type ManualClock,
-  manualClock,
-  SESSION_ENV,
-  sampleCart,
-} from '../helpers/sessions.ts';
+import { createSession, eventRows, SESSION_ENV, sampleCart } from '../helpers/sessions.ts';
 
 const EVENT_ID = /^evt_[0-9A-Za-z]{17,}$/;
 

@@ -1,8 +1,7 @@
 // What the session suites share: a valid sample cart, creating sessions the way a merchant does (signed
-// with the publishable key, or headless with the secret key), a clock the test moves, and the event rows.
+// with the publishable key, or headless with the secret key), and the event rows.
 import assert from 'node:assert/strict';
 import { type Cart, signCart } from '@group-checkout/node';
-import type { Clock } from '../../src/clock.ts';
 import type { TestApp, TestMerchant } from './app.ts';
 
 /**
@@ -102,25 +101,3 @@ export async function listedSessionIds(t: TestApp, merchant: TestMerchant = t.me
   } while (cursor !== null);
   return ids;
 }
-
-/** A clock that stands still until the test moves it. */
-export interface ManualClock extends Clock {
-  advance(ms: number): void;
-  set(ms: number): void;
-}
-
-export function manualClock(start = Date.parse('2026-03-01T12:00:00.000Z')): ManualClock {
-  let now = start;
-  return {
-    now: () => now,
-    advance(ms) {
-      now += ms;
-    },
-    set(ms) {
-      now = ms;
-    },
-  };
-}
-
-export const HOUR_MS = 60 * 60 * 1000;
-export const MINUTE_MS = 60 * 1000;

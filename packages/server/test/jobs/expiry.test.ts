@@ -7,15 +7,9 @@ import { sql } from 'kysely';
 import { expireDueSessions } from '../../src/jobs/expiry.ts';
 import { startWorkers } from '../../src/jobs/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { HOUR_MS, type ManualClock, manualClock } from '../helpers/clock.ts';
 import { DIALECTS, postgresCase, type TestDatabase } from '../helpers/databases.ts';
-import {
-  createSession,
-  eventRows,
-  HOUR_MS,
-  type ManualClock,
-  manualClock,
-  SESSION_ENV,
-} from '../helpers/sessions.ts';
+import { createSession, eventRows, SESSION_ENV } from '../helpers/sessions.ts';
 
 const statusOf = async (t: TestApp, sessionId: string) =>
   (await t.request('GET', `/v1/sessions/${sessionId}`, { key: t.merchant.secretKey })).body.status;
