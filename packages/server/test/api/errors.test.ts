@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp, type TestResponse } from '../helpers/app.ts';
+import { RELAXED_LIMITS, startTestApp, type TestApp, type TestResponse } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 
 /** An error body is exactly {request_id, error, code} plus details when there are some. */
@@ -124,9 +124,7 @@ for (const dialect of DIALECTS) {
     let t: TestApp;
     before(async () => {
       // Route limits are not under test here, and the table below sends many requests.
-      t = await startTestApp(dialect, {
-        env: { RATE_LIMIT_WEBHOOKS_WRITE: '10000', RATE_LIMIT_WEBHOOKS_READ: '10000' },
-      });
+      t = await startTestApp(dialect, { env: RELAXED_LIMITS });
     });
     after(() => t?.close());
 

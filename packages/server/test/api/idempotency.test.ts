@@ -2,7 +2,7 @@
 // key with another body is 409, keys belong to one merchant, and concurrent requests with one key run once.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { RELAXED_LIMITS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 
@@ -15,7 +15,7 @@ for (const dialect of DIALECTS) {
     before(async () => {
       t = await startTestApp(dialect, {
         clock,
-        env: { RATE_LIMIT_WEBHOOKS_WRITE: '10000', RATE_LIMIT_WEBHOOKS_READ: '10000' },
+        env: RELAXED_LIMITS,
       });
     });
     after(() => t?.close());

@@ -3,7 +3,7 @@
 // that resolve to public addresses.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { RELAXED_LIMITS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 
 const EVENT_TYPES = [
@@ -15,14 +15,12 @@ const EVENT_TYPES = [
   'group.share_refunded',
 ];
 
-// Route limits are tested elsewhere; these suites send more than a minute's worth.
-const ROOMY_LIMITS = { RATE_LIMIT_WEBHOOKS_WRITE: '10000', RATE_LIMIT_WEBHOOKS_READ: '10000' };
-
 for (const dialect of DIALECTS) {
   describe(`webhook endpoints on ${dialect.name}`, { skip: dialect.skip }, () => {
     let t: TestApp;
     before(async () => {
-      t = await startTestApp(dialect, { env: ROOMY_LIMITS });
+      // Route limits are tested elsewhere; these suites send more than a minute's worth.
+      t = await startTestApp(dialect, { env: RELAXED_LIMITS });
     });
     after(() => t?.close());
 
@@ -243,7 +241,7 @@ for (const dialect of DIALECTS) {
     describe('in production', () => {
       let prod: TestApp;
       before(async () => {
-        prod = await startTestApp(dialect, { env: { ...ROOMY_LIMITS, SERVICE_ENV: 'production' } });
+        prod = await startTestApp(dialect, { env: { ...RELAXED_LIMITS, SERVICE_ENV: 'production' } });
       });
       after(() => prod?.close());
 

@@ -2,23 +2,16 @@
 // with the publishable key, or headless with the secret key), and the event rows.
 import assert from 'node:assert/strict';
 import { type Cart, signCart } from '@group-checkout/node';
-import type { TestApp, TestMerchant } from './app.ts';
+import { RELAXED_LIMITS, type TestApp, type TestMerchant } from './app.ts';
 
 /**
- * Environment for session suites: fixed public addresses to assert links against, and rate limits high
- * enough that a suite's own traffic never trips them (the limits have their own suite).
+ * Environment for session suites: fixed public addresses to assert links against, and the route limits
+ * relaxed (RELAXED_LIMITS) so that a suite's own traffic never trips them.
  */
 export const SESSION_ENV: Record<string, string> = {
   PUBLIC_BASE_URL: 'https://api.example.test/v1',
   PUBLIC_PAY_URL: 'https://pay.example.test',
-  RATE_LIMIT_SESSIONS_CREATE: '100000',
-  RATE_LIMIT_SESSIONS_LIST: '100000',
-  RATE_LIMIT_SESSIONS_GET: '100000',
-  RATE_LIMIT_SESSIONS_CANCEL: '100000',
-  RATE_LIMIT_SESSIONS_REMIND: '100000',
-  RATE_LIMIT_TEST_HELPERS: '100000',
-  RATE_LIMIT_PAY_READ: '100000',
-  RATE_LIMIT_PAY_WRITE: '100000',
+  ...RELAXED_LIMITS,
 };
 
 export const PAY_URL = 'https://pay.example.test';
