@@ -4,18 +4,15 @@ import { type Cart, canonicalCart, signCart } from '@group-checkout/node';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { listedSessionIds, SESSION_ENV, sampleCart } from '../helpers/sessions.ts';
-import { hmacHex, sortedJson, utf16Cart } from '../helpers/signing.ts';
-
-const byId = (cart: Cart): Cart => ({
-  ...cart,
-  items: [...cart.items].sort((a, b) =>
-    (a.id ?? '') < (b.id ?? '') ? -1 : (a.id ?? '') > (b.id ?? '') ? 1 : 0,
-  ),
-});
-const withoutImages = (cart: Cart): Cart => ({
-  ...cart,
-  items: cart.items.map(({ image_url: _, ...item }) => item),
-});
+import {
+  hmacHex,
+  sortedItems,
+  sortedJson,
+  utf16Cart,
+  withImages,
+  withoutFees,
+  withoutImages,
+} from '../helpers/signing.ts';
 
 const CHECKLIST_START = 'Take the cart exactly as sent and remove image_url from every item.';
 
@@ -110,22 +107,18 @@ for (const dialect of DIALECTS) {
     });
 
     test('diagnosis: image_url left in', async () => {
-      const cart = sampleCart();
-      cart.items = cart.items.map((item) => ({
-        ...item,
-        image_url: `https://cdn.example.com/${item.id}.png`,
-      }));
+      const cart = withImages(sampleCart());
       await refusedSignature(
         m.publishableKey,
         cart,
-        hmacHex(m.merchant.signingSecret, sortedJson(byId(cart))),
+        hmacHex(m.merchant.signingSecret, sortedJson(sortedItems(cart))),
         'image_url was left in the signed items; remove it from every item before signing.',
       );
     });
 
     test('diagnosis: items left unsorted', async () => {
       const cart = sampleCart();
-      assert.notDeepEqual(byId(cart).items, cart.items, 'the sample cart is sent out of id order');
+      assert.notDeepEqual(sortedItems(cart).items, cart.items, 'the sample cart is sent out of id order');
       await refusedSignature(
         m.publishableKey,
         cart,
@@ -147,11 +140,10 @@ for (const dialect of DIALECTS) {
 
     test('diagnosis: fees left out', async () => {
       const cart = sampleCart({ total: 10_500, fees: [{ id: 'svc', label: 'Service fee', amount: 500 }] });
-      const { fees: _, ...withoutFees } = cart;
       await refusedSignature(
         m.publishableKey,
         cart,
-        hmacHex(m.merchant.signingSecret, canonicalCart(withoutFees as Cart)),
+        hmacHex(m.merchant.signingSecret, canonicalCart(withoutFees(cart))),
         'fees were left out of the signed cart; sign the whole cart, fees included.',
       );
     });
@@ -167,11 +159,12 @@ for (const dialect of DIALECTS) {
     });
 
     test('diagnosis: keys left unsorted (plain JSON.stringify)', async () => {
-      const cart = sampleCart();
+      // Images and items out of order, both handled right: the unsorted keys are the only mistake.
+      const cart = withImages(sampleCart());
       await refusedSignature(
         m.publishableKey,
         cart,
-        hmacHex(m.merchant.signingSecret, JSON.stringify(withoutImages(byId(cart)))),
+        hmacHex(m.merchant.signingSecret, JSON.stringify(withoutImages(sortedItems(cart)))),
         /^The object keys were not sorted/,
       );
     });
