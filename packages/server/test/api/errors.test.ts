@@ -2,26 +2,10 @@
 // that are not JSON are 4xx in our shape, and no body a client can send makes the server fail.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { RELAXED_LIMITS, startTestApp, type TestApp, type TestResponse } from '../helpers/app.ts';
+import { RELAXED_LIMITS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
+import { assertError } from '../helpers/errors.ts';
 import { rawHttp } from '../helpers/raw-http.ts';
-
-/** An error body is exactly {request_id, error, code} plus details when there are some. */
-function assertErrorShape(res: TestResponse, status: number, code?: string) {
-  assert.equal(res.status, status, res.text);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-  const { request_id, error, code: actual, details, ...rest } = res.body;
-  assert.deepEqual(rest, {}, 'no fields beyond request_id, error, code, details');
-  assert.match(request_id, /^req_[0-9A-Za-z]+$/);
-  assert.equal(res.headers.get('x-request-id'), request_id);
-  assert.equal(typeof error, 'string');
-  assert.ok(error.length > 0);
-  assert.equal(typeof actual, 'string');
-  if (code) assert.equal(actual, code);
-  if (details !== undefined) {
-    assert.ok(Array.isArray(details) && details.every((d: unknown) => typeof d === 'string'));
-  }
-}
 
 const VALID = { url: 'https://hooks.example/gc', events: ['group.funded'] };
 const deep = (depth: number, open: string, close: string, inner = '') =>
@@ -116,14 +100,14 @@ for (const dialect of DIALECTS) {
         ['GET', '/v2/merchants/me'],
       ] as const) {
         const res = await t.request(method, path, { key: t.merchant.secretKey });
-        assertErrorShape(res, 404, 'route_not_found');
+        assertError(res, 404, 'route_not_found');
         assert.deepEqual(Object.keys(res.body).sort(), ['code', 'error', 'request_id']);
       }
     });
 
     test('a body that is not valid JSON is 400 invalid_json', async () => {
       const res = await t.request('POST', '/v1/webhooks', { key: t.merchant.secretKey, rawBody: '{"url":' });
-      assertErrorShape(res, 400, 'invalid_json');
+      assertError(res, 400, 'invalid_json');
     });
 
     test('a body that is not application/json is 400, not 415', async () => {
@@ -133,14 +117,14 @@ for (const dialect of DIALECTS) {
           rawBody: contentType === 'text/plain' ? JSON.stringify(VALID) : 'url=https://hooks.example',
           headers: { 'content-type': contentType },
         });
-        assertErrorShape(res, 400, 'invalid_json');
+        assertError(res, 400, 'invalid_json');
       }
       assert.equal(await webhookCount(), 0);
     });
 
     test('an empty body where one is required is 400', async () => {
       const res = await t.request('POST', '/v1/webhooks', { key: t.merchant.secretKey, rawBody: '' });
-      assertErrorShape(res, 400);
+      assertError(res, 400);
     });
 
     test('an empty body with Content-Type: application/json is accepted where no body is needed', async () => {
@@ -148,13 +132,13 @@ for (const dialect of DIALECTS) {
         key: t.merchant.secretKey,
         rawBody: '',
       });
-      assertErrorShape(res, 404, 'webhook_not_found');
+      assertError(res, 404, 'webhook_not_found');
     });
 
     test('a body over the limit is 413 body_too_large', async () => {
       const big = JSON.stringify({ url: VALID.url, events: ['*'], pad: 'x'.repeat(300 * 1024) });
       const res = await t.request('POST', '/v1/webhooks', { key: t.merchant.secretKey, rawBody: big });
-      assertErrorShape(res, 413, 'body_too_large');
+      assertError(res, 413, 'body_too_large');
     });
 
     test('a URL with a broken percent-escape or an overlong segment is 400 in the error shape', async () => {
@@ -165,10 +149,7 @@ for (const dialect of DIALECTS) {
           path,
           headers: { authorization: `Bearer ${t.merchant.secretKey}` },
         });
-        assert.equal(res.status, 400, `${path} ${res.text}`);
-        assert.match(res.body.request_id, /^req_/);
-        assert.equal(res.headers.get('x-request-id'), res.body.request_id);
-        assert.equal(res.body.code, 'invalid_request');
+        assertError(res, 400, 'invalid_request', path);
       }
     });
 
@@ -185,9 +166,7 @@ for (const dialect of DIALECTS) {
       for (const [bytes, status, code] of cases) {
         const res = await rawHttp(t.baseUrl, bytes);
         assert.match(res.raw, new RegExp(`^HTTP/1.1 ${status} `));
-        assert.equal(res.body.code, code);
-        assert.match(res.body.request_id, /^req_/);
-        assert.equal(res.headers.get('x-request-id'), res.body.request_id);
+        assertError(res, status, code);
       }
     });
 
@@ -218,7 +197,7 @@ for (const dialect of DIALECTS) {
             headers: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {},
           });
           assert.ok(res.status >= 400 && res.status < 500, `${res.status} ${res.text.slice(0, 300)}`);
-          assertErrorShape(res, res.status);
+          assertError(res, res.status);
         }
         assert.equal(await webhookCount(), 0);
       });

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { type Cart, canonicalCart, signCart } from '@group-checkout/node';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
+import { assertError } from '../helpers/errors.ts';
 import { listedSessionIds, SESSION_ENV, sampleCart } from '../helpers/sessions.ts';
 import {
   hmacHex,
@@ -34,8 +35,7 @@ for (const dialect of DIALECTS) {
     /** A 400 invalid_signature whose details name `first` first, then the four-step checklist. */
     async function refusedSignature(key: string, cart: Cart, signature: string, first: string | RegExp) {
       const res = await post(key, { cart, signature });
-      assert.equal(res.status, 400, res.text);
-      assert.equal(res.body.code, 'invalid_signature');
+      assertError(res, 400, 'invalid_signature');
       assert.equal(res.body.error, 'The cart signature does not match the cart.');
       const details: string[] = res.body.details;
       if (typeof first === 'string') assert.equal(details[0], first);
@@ -47,8 +47,7 @@ for (const dialect of DIALECTS) {
 
     test('a publishable key without a signature is 400 invalid_signature with the checklist', async () => {
       const res = await post(m.publishableKey, { cart: sampleCart() });
-      assert.equal(res.status, 400, res.text);
-      assert.equal(res.body.code, 'invalid_signature');
+      assertError(res, 400, 'invalid_signature');
       assert.match(res.body.error, /signature is required with a publishable key/);
       assert.equal(res.body.details[0], CHECKLIST_START);
       assert.equal(res.body.details.length, 4);
@@ -56,8 +55,7 @@ for (const dialect of DIALECTS) {
 
     test('a secret key without a signature is 403 unless the merchant has the headless API', async () => {
       const res = await post(closed.secretKey, { cart: sampleCart() });
-      assert.equal(res.status, 403, res.text);
-      assert.equal(res.body.code, 'headless_not_enabled');
+      assertError(res, 403, 'headless_not_enabled');
       const ok = await post(m.secretKey, { cart: sampleCart() });
       assert.equal(ok.status, 200, ok.text);
     });
@@ -65,8 +63,7 @@ for (const dialect of DIALECTS) {
     test('a secret key with a wrong signature is 400 even when headless is enabled', async () => {
       const cart = sampleCart();
       const res = await post(m.secretKey, { cart, signature: signCart(cart, closed.merchant.signingSecret) });
-      assert.equal(res.status, 400, res.text);
-      assert.equal(res.body.code, 'invalid_signature');
+      assertError(res, 400, 'invalid_signature');
       // No mistake recognized: just the checklist.
       assert.equal(res.body.details[0], CHECKLIST_START);
       assert.equal(res.body.details.length, 4);
@@ -82,8 +79,7 @@ for (const dialect of DIALECTS) {
         cart: sent,
         signature: signCart(signed, m.merchant.signingSecret),
       });
-      assert.equal(res.status, 400, res.text);
-      assert.equal(res.body.code, 'invalid_signature');
+      assertError(res, 400, 'invalid_signature');
     });
 
     test('diagnosis: signed with the secret API key', async () => {
@@ -173,8 +169,7 @@ for (const dialect of DIALECTS) {
       const cart = sampleCart();
       const base64 = Buffer.from(signCart(cart, m.merchant.signingSecret), 'hex').toString('base64');
       const res = await post(m.publishableKey, { cart, signature: base64 });
-      assert.equal(res.status, 400);
-      assert.equal(res.body.code, 'invalid_signature');
+      assertError(res, 400, 'invalid_signature');
       assert.equal(
         res.body.details[0],
         'signature must be 64 hexadecimal characters; this one is base64, so encode the HMAC as hex instead',
@@ -183,8 +178,7 @@ for (const dialect of DIALECTS) {
 
     test('a secret key sent from a browser (with Origin) is 403, and creates nothing', async () => {
       const res = await post(m.secretKey, { cart: sampleCart() }, { origin: 'https://shop.example' });
-      assert.equal(res.status, 403, res.text);
-      assert.equal(res.body.code, 'secret_key_from_browser');
+      assertError(res, 403, 'secret_key_from_browser');
       assert.equal(res.headers.get('access-control-allow-origin'), null);
     });
 
@@ -199,7 +193,7 @@ for (const dialect of DIALECTS) {
       assert.equal(ok.status, 200, ok.text);
       assert.equal(ok.headers.get('access-control-allow-origin'), 'https://shop.example');
       const bad = await post(m.publishableKey, { cart }, headers);
-      assert.equal(bad.status, 400);
+      assertError(bad, 400, 'invalid_signature');
       assert.equal(bad.headers.get('access-control-allow-origin'), 'https://shop.example');
     });
 
@@ -209,8 +203,7 @@ for (const dialect of DIALECTS) {
         cart,
         signature: signCart(cart, m.merchant.signingSecret),
       });
-      assert.equal(res.status, 400);
-      assert.equal(res.body.code, 'invalid_signature');
+      assertError(res, 400, 'invalid_signature');
     });
 
     test('only the successful requests created sessions', async () => {
