@@ -1,8 +1,10 @@
 // Runs every *.test.ts under packages/*/test with Node's test runner (through tsx), and says up front
-// which suites will be skipped for want of a server, so a local run never hides what it did not test.
+// which suites will be skipped for want of a server, so a local run never hides what it did not test;
+// the closing "skipped" count includes those suites (scripts/test-reporter.mjs).
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 function find(dir) {
   const out = [];
@@ -34,7 +36,18 @@ if (!process.env.TEST_REDIS_URL) {
 
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=120000', ...files],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=3',
+    // Per test file as well as per test: the crash suites restart the server twenty times.
+    '--test-timeout=300000',
+    // Node's own reporter, except that the closing "skipped" count includes suites skipped whole.
+    `--test-reporter=${fileURLToPath(new URL('./test-reporter.mjs', import.meta.url))}`,
+    '--test-reporter-destination=stdout',
+    ...files,
+  ],
   { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
 );
 process.exit(result.status ?? 1);

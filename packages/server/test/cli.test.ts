@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { DIALECTS, sqliteCase, type TestDatabase } from './helpers/databases.ts';
+import { assertError } from './helpers/errors.ts';
 
 const BIN = fileURLToPath(new URL('../bin/group-checkout.js', import.meta.url));
 
@@ -158,14 +159,13 @@ for (const dialect of DIALECTS) {
       assert.match(rolled.secret_key as string, /^svc_sk_test_/);
       assert.notEqual(rolled.secret_key, created.secret_key);
       const old = await server.request('GET', '/v1/merchants/me', { key: created.secret_key });
-      assert.equal(old.status, 401);
-      assert.equal(old.body.code, 'invalid_api_key');
+      assertError(old, 401, 'invalid_api_key');
       const fresh = await server.request('GET', '/v1/merchants/me', { key: rolled.secret_key });
       assert.equal(fresh.status, 200);
       assert.equal(fresh.body.id, created.merchant_id);
       // The publishable key is untouched.
       const pk = await server.request('GET', '/v1/sessions/gs_none', { key: created.publishable_key });
-      assert.equal(pk.status, 404);
+      assertError(pk, 404, 'session_not_found');
     });
 
     test('SERVICE_ENV=production makes live keys', async () => {
@@ -182,8 +182,7 @@ for (const dialect of DIALECTS) {
       // The sandbox server refuses them.
       const server = await app();
       const res = await server.request('GET', '/v1/merchants/me', { key: created.secret_key });
-      assert.equal(res.status, 403);
-      assert.equal(res.body.code, 'key_environment_mismatch');
+      assertError(res, 403, 'key_environment_mismatch');
     });
 
     test('an unknown merchant is one line on stderr and a non-zero exit', async () => {

@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { rollSecretKey } from '../../src/flows/merchants.ts';
-import { type StartOptions, startTestApp, type TestApp, type TestResponse } from '../helpers/app.ts';
+import { type StartOptions, startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS, type DialectCase } from '../helpers/databases.ts';
+import { assertError } from '../helpers/errors.ts';
 
 const ORIGIN = 'https://shop.example';
 
@@ -22,14 +23,6 @@ async function withApp(dialect: DialectCase, options: StartOptions, use: (t: Tes
   } finally {
     await t.close();
   }
-}
-
-function assertError(res: TestResponse, status: number, code: string) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.code, code);
-  assert.equal(typeof res.body.error, 'string');
-  assert.match(res.body.request_id, /^req_/);
-  assert.equal(res.headers.get('x-request-id'), res.body.request_id);
 }
 
 for (const dialect of DIALECTS) {
@@ -136,7 +129,7 @@ for (const dialect of DIALECTS) {
         assert.equal(fresh.body.id, m.merchant.id);
         // The publishable key is not rolled with it.
         const pk = await t.request('GET', '/v1/sessions/gs_doesnotexist', { key: m.publishableKey });
-        assert.equal(pk.status, 404);
+        assertError(pk, 404, 'session_not_found');
       });
     });
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
+import { assertError } from '../helpers/errors.ts';
 
 for (const dialect of DIALECTS) {
   describe(`GET /v1/merchants/me on ${dialect.name}`, { skip: dialect.skip }, () => {
@@ -45,15 +46,12 @@ for (const dialect of DIALECTS) {
 
     test('refuses a publishable key with 403', async () => {
       const res = await t.request('GET', '/v1/merchants/me', { key: t.merchant.publishableKey });
-      assert.equal(res.status, 403);
-      assert.equal(res.body.code, 'secret_key_required');
-      assert.match(res.body.request_id, /^req_/);
+      assertError(res, 403, 'secret_key_required');
     });
 
     test('refuses a missing key with 401', async () => {
       const res = await t.request('GET', '/v1/merchants/me');
-      assert.equal(res.status, 401);
-      assert.equal(res.body.code, 'missing_api_key');
+      assertError(res, 401, 'missing_api_key');
     });
   });
 }

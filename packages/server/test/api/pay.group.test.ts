@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Cart } from '@group-checkout/node';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
+import { assertError } from '../helpers/errors.ts';
 import { type Created, createSession, eventRows, organizerToken, SESSION_ENV } from '../helpers/sessions.ts';
 
 interface PageMember {
@@ -44,8 +45,7 @@ for (const dialect of DIALECTS) {
     async function refusedGroup(created: Created, body: unknown, details: string[]) {
       const before = await merchantView(created);
       const res = await put(created, body);
-      assert.equal(res.status, 400, res.text);
-      assert.equal(res.body.code, 'invalid_group');
+      assertError(res, 400, 'invalid_group');
       assert.deepEqual(res.body.details, details);
       assert.equal(res.body.error, details[0]);
       // Nothing changed.
@@ -330,8 +330,7 @@ for (const dialect of DIALECTS) {
         { mode: 'equal', members: [{ name: 'Ada' }, { name: 'Ben' }] },
         created.group_access_token,
       );
-      assert.equal(res.status, 403, res.text);
-      assert.equal(res.body.code, 'organizer_only');
+      assertError(res, 403, 'organizer_only');
       assert.equal((await merchantView(created)).group.size, 1);
     });
 
@@ -369,7 +368,7 @@ for (const dialect of DIALECTS) {
       assert.equal(benShare.body.member.amount_cents, 3500);
       assert.equal(benShare.body.member.name, 'Benjamin');
       const cyShare = await t.request('GET', `/api/v1/shares/${cy.share_id}`);
-      assert.equal(cyShare.status, 404);
+      assertError(cyShare, 404, 'share_not_found');
     });
 
     test('the organizer keeps their place and link even when not named by id', async () => {
@@ -428,8 +427,7 @@ for (const dialect of DIALECTS) {
         ],
       });
       const res = await join(created, { name: 'Cy' });
-      assert.equal(res.status, 409, res.text);
-      assert.equal(res.body.code, 'group_not_joinable');
+      assertError(res, 409, 'group_not_joinable');
       assert.equal((await merchantView(created)).group.size, 2);
     });
 
@@ -438,8 +436,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await join(created, { name: 'Ben' })).status, 200);
       assert.equal((await join(created, { name: 'Cy' })).status, 200);
       const res = await join(created, { name: 'Dee' });
-      assert.equal(res.status, 409, res.text);
-      assert.equal(res.body.code, 'group_full');
+      assertError(res, 409, 'group_full');
       assert.equal((await merchantView(created)).group.size, 3);
     });
 
@@ -449,6 +446,7 @@ for (const dialect of DIALECTS) {
         ['Ben', 'Cy', 'Dee', 'Eve', 'Fay', 'Gus'].map((name) => join(created, { name })),
       );
       assert.deepEqual(results.map((r) => r.status).sort(), [200, 200, 200, 409, 409, 409]);
+      for (const refused of results.filter((r) => r.status !== 200)) assertError(refused, 409, 'group_full');
       const shown = await merchantView(created);
       assert.equal(shown.group.size, 4);
       assert.equal(
@@ -464,10 +462,9 @@ for (const dialect of DIALECTS) {
     test('join: a bad token is 401; a bad body is 400', async () => {
       const created = await createSession(t);
       const bad = await join(created, { name: 'Ben' }, 'gat_nope00000000000000000000');
-      assert.equal(bad.status, 401);
+      assertError(bad, 401, 'invalid_access_token');
       const noName = await join(created, {});
-      assert.equal(noName.status, 400);
-      assert.equal(noName.body.code, 'invalid_request');
+      assertError(noName, 400, 'invalid_request');
     });
   });
 }

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
+import { assertError } from '../helpers/errors.ts';
 import {
   type Created,
   createSession,
@@ -112,12 +113,10 @@ for (const dialect of DIALECTS) {
         'nonsense',
       ]) {
         const res = await page(bad);
-        assert.equal(res.status, 401, `${bad}: ${res.text}`);
-        assert.equal(res.body.code, 'invalid_access_token');
-        assert.match(res.body.request_id, /^req_/);
+        assertError(res, 401, 'invalid_access_token', bad);
       }
       const missing = await t.request('GET', '/api/v1/session');
-      assert.equal(missing.status, 400);
+      assertError(missing, 400, 'invalid_request');
     });
 
     test('one session’s token does not open another', async () => {
@@ -173,9 +172,7 @@ for (const dialect of DIALECTS) {
     test('an unknown share is 404 share_not_found', async () => {
       for (const id of ['shr_unknown000000000000000', 'x', `shr_${'a'.repeat(90)}`]) {
         const res = await t.request('GET', `/api/v1/shares/${id}`);
-        assert.equal(res.status, 404, res.text);
-        assert.equal(res.body.code, 'share_not_found');
-        assert.match(res.body.request_id, /^req_/);
+        assertError(res, 404, 'share_not_found');
       }
     });
 
@@ -184,8 +181,7 @@ for (const dialect of DIALECTS) {
       const shareId = (await page(token)).body.group.members[1].share_id;
 
       const byMember = await t.request('POST', `/api/v1/session/cancel?access=${created.group_access_token}`);
-      assert.equal(byMember.status, 403);
-      assert.equal(byMember.body.code, 'organizer_only');
+      assertError(byMember, 403, 'organizer_only');
 
       const res = await t.request('POST', `/api/v1/session/cancel?access=${token}`);
       assert.equal(res.status, 200, res.text);
@@ -199,8 +195,7 @@ for (const dialect of DIALECTS) {
       );
 
       const again = await t.request('POST', `/api/v1/session/cancel?access=${token}`);
-      assert.equal(again.status, 409);
-      assert.equal(again.body.code, 'session_not_pending');
+      assertError(again, 409, 'session_not_pending');
       assert.equal(
         again.body.error,
         'The session is cancelled; only a pending session can be changed or paid.',
@@ -208,8 +203,7 @@ for (const dialect of DIALECTS) {
       const put = await t.request('PUT', `/api/v1/session/group?access=${token}`, {
         body: { mode: 'equal', members: [{ name: 'Ada' }, { name: 'Ben' }] },
       });
-      assert.equal(put.status, 409);
-      assert.equal(put.body.code, 'session_not_pending');
+      assertError(put, 409, 'session_not_pending');
       assert.equal(
         put.body.error,
         'The session is cancelled; only a pending session can be changed or paid.',
@@ -217,8 +211,7 @@ for (const dialect of DIALECTS) {
       const join = await t.request('POST', `/api/v1/session/join?access=${created.group_access_token}`, {
         body: { name: 'Dee' },
       });
-      assert.equal(join.status, 409);
-      assert.equal(join.body.code, 'session_not_pending');
+      assertError(join, 409, 'session_not_pending');
       assert.equal(
         join.body.error,
         'The session is cancelled; only a pending session can be changed or paid.',
@@ -244,9 +237,9 @@ for (const dialect of DIALECTS) {
       const put = await t.request('PUT', `/api/v1/session/group?access=${token}`, {
         body: { mode: 'equal', members: [{ name: 'Ada' }, { name: 'Ben' }] },
       });
-      assert.equal(put.status, 409);
+      assertError(put, 409, 'session_not_pending');
       const cancel = await t.request('POST', `/api/v1/session/cancel?access=${token}`);
-      assert.equal(cancel.status, 409);
+      assertError(cancel, 409, 'session_not_pending');
       assert.equal((await page(token)).body.status, 'expired');
     });
 

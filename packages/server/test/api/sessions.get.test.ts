@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
+import { assertError } from '../helpers/errors.ts';
 import { createSession, organizerToken, SESSION_ENV } from '../helpers/sessions.ts';
 
 for (const dialect of DIALECTS) {
@@ -92,9 +93,7 @@ for (const dialect of DIALECTS) {
     test('an unknown id is 404 session_not_found', async () => {
       for (const id of ['gs_doesnotexist000000', 'x', `gs_${'a'.repeat(90)}`]) {
         const res = await get(id);
-        assert.equal(res.status, 404, `${id}: ${res.text}`);
-        assert.equal(res.body.code, 'session_not_found');
-        assert.match(res.body.request_id, /^req_/);
+        assertError(res, 404, 'session_not_found', id);
       }
     });
 
@@ -103,8 +102,7 @@ for (const dialect of DIALECTS) {
       const created = await createSession(t, { merchant: other });
       for (const key of [t.merchant.secretKey, t.merchant.publishableKey]) {
         const res = await get(created.session_id, key);
-        assert.equal(res.status, 404);
-        assert.equal(res.body.code, 'session_not_found');
+        assertError(res, 404, 'session_not_found');
       }
       assert.equal((await get(created.session_id, other.secretKey)).status, 200);
     });
@@ -112,7 +110,7 @@ for (const dialect of DIALECTS) {
     test('no key is 401', async () => {
       const created = await createSession(t);
       const res = await t.request('GET', `/v1/sessions/${created.session_id}`);
-      assert.equal(res.status, 401);
+      assertError(res, 401, 'missing_api_key');
     });
   });
 }

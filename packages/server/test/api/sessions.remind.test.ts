@@ -5,17 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type ManualClock, MINUTE_MS, manualClock } from '../helpers/clock.ts';
 import { DIALECTS } from '../helpers/databases.ts';
-import {
-  type Created,
-  createSession,
-  type ManualClock,
-  MINUTE_MS,
-  manualClock,
-  organizerToken,
-  PAY_URL,
-  SESSION_ENV,
-} from '../helpers/sessions.ts';
+import { assertError } from '../helpers/errors.ts';
+import { type Created, createSession, organizerToken, PAY_URL, SESSION_ENV } from '../helpers/sessions.ts';
 import { parseMessage, type SmtpReceiver, startSmtpServer } from '../helpers/smtp.ts';
 
 const ORGANIZER = { name: 'Ada', email: 'ada@example.com' };
@@ -161,11 +154,10 @@ for (const dialect of DIALECTS) {
       smtp.messages.length = 0;
       const { created } = await groupOfThree(t);
       const forbidden = await remind(t, created, t.merchant.publishableKey);
-      assert.equal(forbidden.status, 403);
+      assertError(forbidden, 403, 'secret_key_required');
       await t.request('POST', `/v1/sessions/${created.session_id}/cancel`, { key: t.merchant.secretKey });
       const res = await remind(t, created);
-      assert.equal(res.status, 409, res.text);
-      assert.equal(res.body.code, 'session_not_pending');
+      assertError(res, 409, 'session_not_pending');
       assert.equal(
         res.body.error,
         'The session is cancelled; only a pending session can be changed or paid.',
@@ -173,7 +165,7 @@ for (const dialect of DIALECTS) {
       const unknown = await t.request('POST', '/v1/sessions/gs_unknown000000000/remind', {
         key: t.merchant.secretKey,
       });
-      assert.equal(unknown.status, 404);
+      assertError(unknown, 404, 'session_not_found');
       assert.equal(smtp.messages.length, 0);
     });
   });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
+import { assertError } from '../helpers/errors.ts';
 import { createSession, eventRows, SESSION_ENV } from '../helpers/sessions.ts';
 
 for (const dialect of DIALECTS) {
@@ -39,8 +40,7 @@ for (const dialect of DIALECTS) {
       const expired = await createSession(t);
       assert.equal((await expire(expired.session_id)).status, 200);
       const again = await expire(expired.session_id);
-      assert.equal(again.status, 409);
-      assert.equal(again.body.code, 'session_not_pending');
+      assertError(again, 409, 'session_not_pending');
       assert.equal(
         again.body.error,
         'The session is expired; only a pending session can be changed or paid.',
@@ -49,7 +49,7 @@ for (const dialect of DIALECTS) {
       const cancelled = await createSession(t);
       await t.request('POST', `/v1/sessions/${cancelled.session_id}/cancel`, { key: t.merchant.secretKey });
       const res = await expire(cancelled.session_id);
-      assert.equal(res.status, 409);
+      assertError(res, 409, 'session_not_pending');
       assert.deepEqual(
         (await eventRows(t, cancelled.session_id)).map((e) => e.type),
         ['group.created', 'group.cancelled'],
@@ -61,13 +61,11 @@ for (const dialect of DIALECTS) {
       const theirs = await createSession(t, { merchant: other });
       for (const id of ['gs_unknown000000000000', theirs.session_id]) {
         const res = await expire(id);
-        assert.equal(res.status, 404);
-        assert.equal(res.body.code, 'session_not_found');
+        assertError(res, 404, 'session_not_found');
       }
       const mine = await createSession(t);
       const res = await expire(mine.session_id, t.merchant.publishableKey);
-      assert.equal(res.status, 403);
-      assert.equal(res.body.code, 'secret_key_required');
+      assertError(res, 403, 'secret_key_required');
     });
   });
 
@@ -86,8 +84,7 @@ for (const dialect of DIALECTS) {
       const res = await t.request('POST', `/v1/test_helpers/sessions/${created.session_id}/expire`, {
         key: t.merchant.secretKey,
       });
-      assert.equal(res.status, 404, res.text);
-      assert.equal(res.body.code, 'route_not_found');
+      assertError(res, 404, 'route_not_found');
       const shown = await t.request('GET', `/v1/sessions/${created.session_id}`, {
         key: t.merchant.secretKey,
       });

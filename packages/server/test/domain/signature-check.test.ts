@@ -9,7 +9,7 @@ import {
   type SignatureCheck,
   type SignatureMistake,
 } from '../../src/domain/signature-check.ts';
-import { hmacHex, sortedJson } from '../helpers/signing.ts';
+import { hmacHex, sortedItems, sortedJson, withoutFees, withoutImages } from '../helpers/signing.ts';
 
 const SIGNING_SECRET = 'svc_sig_test_Zx8PqR2mN5vB7cK1jH3gF6dS';
 const SECRET_API_KEY = 'svc_sk_test_9fJ2kL4mN6pQ8rS0tU2vW4xY';
@@ -34,19 +34,6 @@ const CART: Cart = {
   fees: [{ id: 'svc', label: 'Service fee', amount: 650 }],
   metadata: { order_ref: 'ORD-1001', channel: 'web' },
 };
-
-function withoutImages(cart: Cart): Cart {
-  return { ...cart, items: cart.items.map(({ image_url: _, ...item }) => item) };
-}
-
-function sortedItems(cart: Cart): Cart {
-  return { ...cart, items: [...cart.items].sort((a, b) => ((a.id ?? '') < (b.id ?? '') ? -1 : 1)) };
-}
-
-function withoutFees(cart: Cart): Cart {
-  const { fees: _, ...rest } = cart;
-  return rest;
-}
 
 function diagnose(signature: unknown): SignatureCheck {
   return diagnoseCartSignature({

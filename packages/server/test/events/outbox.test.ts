@@ -9,15 +9,10 @@ import { ids, sha256 } from '../../src/ids.ts';
 import { insertMembers } from '../../src/store/members.ts';
 import { insertSession } from '../../src/store/sessions.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { type ManualClock, manualClock } from '../helpers/clock.ts';
 import { DIALECTS } from '../helpers/databases.ts';
-import {
-  createSession,
-  eventRows,
-  type ManualClock,
-  manualClock,
-  SESSION_ENV,
-  sampleCart,
-} from '../helpers/sessions.ts';
+import { assertError } from '../helpers/errors.ts';
+import { createSession, eventRows, SESSION_ENV, sampleCart } from '../helpers/sessions.ts';
 
 const EVENT_ID = /^evt_[0-9A-Za-z]{17,}$/;
 
@@ -224,8 +219,7 @@ for (const dialect of DIALECTS) {
         const res = await t.request('POST', `/v1/sessions/${created.session_id}/cancel`, {
           key: t.merchant.secretKey,
         });
-        assert.equal(res.status, 500, res.text);
-        assert.equal(res.body.code, 'internal_error');
+        assertError(res, 500, 'internal_error');
         assert.ok(!res.text.includes('refused by test'), 'the database error is not shown');
       } finally {
         if (dialect.name === 'sqlite') await sql`drop trigger refuse_cancelled`.execute(db);
@@ -259,7 +253,7 @@ for (const dialect of DIALECTS) {
         key: t.merchant.publishableKey,
         body: { cart: sampleCart(), signature: '0'.repeat(64) },
       });
-      assert.equal(res.status, 400);
+      assertError(res, 400, 'invalid_signature');
       assert.equal((await eventRows(t)).length, before);
     });
   });

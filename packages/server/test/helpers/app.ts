@@ -6,12 +6,23 @@ import type { FastifySchema } from 'fastify';
 import { Redis } from 'ioredis';
 import { type App, buildApp } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
-import { loadConfig } from '../../src/config.ts';
+import { DEFAULT_RATE_LIMITS, loadConfig } from '../../src/config.ts';
 import type { Deps } from '../../src/deps.ts';
 import { createMerchant as createMerchantRecord } from '../../src/flows/merchants.ts';
 import { createLogger, openRuntime } from '../../src/runtime.ts';
 import type { Merchant } from '../../src/store/merchants.ts';
 import type { DialectCase, TestDatabase } from './databases.ts';
+
+/**
+ * Every per-route rate limit raised far above what any suite sends, for suites that do not test the limits
+ * (test/api/rate-limit.test.ts does). The failed-authentication limits stay at their defaults: they are a
+ * security rule, and no suite other than the authentication one comes near them.
+ */
+export const RELAXED_LIMITS: Record<string, string> = Object.fromEntries(
+  Object.keys(DEFAULT_RATE_LIMITS)
+    .filter((name) => !name.startsWith('AUTH_FAILURES_'))
+    .map((name) => [`RATE_LIMIT_${name}`, '100000']),
+);
 
 export interface TestMerchant {
   merchant: Merchant;

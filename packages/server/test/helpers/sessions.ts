@@ -1,25 +1,17 @@
 // What the session suites share: a valid sample cart, creating sessions the way a merchant does (signed
-// with the publishable key, or headless with the secret key), a clock the test moves, and the event rows.
+// with the publishable key, or headless with the secret key), and the event rows.
 import assert from 'node:assert/strict';
 import { type Cart, signCart } from '@group-checkout/node';
-import type { Clock } from '../../src/clock.ts';
-import type { TestApp, TestMerchant } from './app.ts';
+import { RELAXED_LIMITS, type TestApp, type TestMerchant } from './app.ts';
 
 /**
- * Environment for session suites: fixed public addresses to assert links against, and rate limits high
- * enough that a suite's own traffic never trips them (the limits have their own suite).
+ * Environment for session suites: fixed public addresses to assert links against, and the route limits
+ * relaxed (RELAXED_LIMITS) so that a suite's own traffic never trips them.
  */
 export const SESSION_ENV: Record<string, string> = {
   PUBLIC_BASE_URL: 'https://api.example.test/v1',
   PUBLIC_PAY_URL: 'https://pay.example.test',
-  RATE_LIMIT_SESSIONS_CREATE: '100000',
-  RATE_LIMIT_SESSIONS_LIST: '100000',
-  RATE_LIMIT_SESSIONS_GET: '100000',
-  RATE_LIMIT_SESSIONS_CANCEL: '100000',
-  RATE_LIMIT_SESSIONS_REMIND: '100000',
-  RATE_LIMIT_TEST_HELPERS: '100000',
-  RATE_LIMIT_PAY_READ: '100000',
-  RATE_LIMIT_PAY_WRITE: '100000',
+  ...RELAXED_LIMITS,
 };
 
 export const PAY_URL = 'https://pay.example.test';
@@ -102,25 +94,3 @@ export async function listedSessionIds(t: TestApp, merchant: TestMerchant = t.me
   } while (cursor !== null);
   return ids;
 }
-
-/** A clock that stands still until the test moves it. */
-export interface ManualClock extends Clock {
-  advance(ms: number): void;
-  set(ms: number): void;
-}
-
-export function manualClock(start = Date.parse('2026-03-01T12:00:00.000Z')): ManualClock {
-  let now = start;
-  return {
-    now: () => now,
-    advance(ms) {
-      now += ms;
-    },
-    set(ms) {
-      now = ms;
-    },
-  };
-}
-
-export const HOUR_MS = 60 * 60 * 1000;
-export const MINUTE_MS = 60 * 1000;

@@ -32,3 +32,31 @@ export function utf16Cart(): Cart {
     ],
   };
 }
+
+/** The cart with an image_url on every item (https://cdn.example.com/<id>.png). */
+export function withImages(cart: Cart): Cart {
+  return {
+    ...cart,
+    items: cart.items.map((item) => ({ ...item, image_url: `https://cdn.example.com/${item.id}.png` })),
+  };
+}
+
+/** The cart with image_url removed from every item, as signing does first. */
+export function withoutImages(cart: Cart): Cart {
+  return { ...cart, items: cart.items.map(({ image_url: _, ...item }) => item) };
+}
+
+/**
+ * The cart with its items sorted by id as signing sorts them: by UTF-16 code unit (JavaScript's `<`),
+ * stably, an item without an id counting as ''.
+ */
+export function sortedItems(cart: Cart): Cart {
+  const id = (item: Cart['items'][number]) => item.id ?? '';
+  return { ...cart, items: [...cart.items].sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0)) };
+}
+
+/** The cart without its fees (what an SDK from before fees signed). */
+export function withoutFees(cart: Cart): Cart {
+  const { fees: _, ...rest } = cart;
+  return rest;
+}

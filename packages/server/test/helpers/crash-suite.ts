@@ -13,12 +13,10 @@ import { type CreatedMerchant, createMerchant } from '../../src/flows/merchants.
 import { sha256 } from '../../src/ids.ts';
 import { type Db, openDb } from '../../src/store/db.ts';
 import { migrateToLatest } from '../../src/store/migrations/index.ts';
-import { DIALECTS, type TestDatabase } from '../helpers/databases.ts';
-import { sampleCart } from '../helpers/sessions.ts';
+import type { DialectCase, TestDatabase } from './databases.ts';
+import { sampleCart } from './sessions.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-/** Crash rounds per database: every round is one kill and one restart. */
-const ROUNDS: Record<string, number> = { sqlite: 20, postgres: 5 };
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -69,7 +67,8 @@ class ServerProcess {
   }
 }
 
-for (const dialect of DIALECTS) {
+/** The crash suite on one database, `rounds` times: every round is one kill and one restart. */
+export function describeCrashSuite(dialect: DialectCase, rounds: number) {
   describe(`idempotency across a crash on ${dialect.name}`, { skip: dialect.skip }, () => {
     let database: TestDatabase;
     let db: Db;
@@ -131,8 +130,8 @@ for (const dialect of DIALECTS) {
 
     before(() => server.start());
 
-    for (let round = 0; round < (ROUNDS[dialect.name] ?? 1); round++) {
-      test(`crash ${round + 1} of ${ROUNDS[dialect.name]}: killed after the commit, the retry replays; one session`, async () => {
+    for (let round = 0; round < rounds; round++) {
+      test(`crash ${round + 1} of ${rounds}: killed after the commit, the retry replays; one session`, async () => {
         const orderRef = `ORD-CRASH-${dialect.name}-${round}`;
         // The process dies between the commit and the answer: the client sees the connection drop.
         await assert.rejects(create(orderRef), 'the first request got no answer');
