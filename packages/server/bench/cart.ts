@@ -2,7 +2,7 @@
 // order_ref) signed with the merchant's cart signing secret. autocannon sends it unchanged every time.
 import { type Cart, signCart } from '@group-checkout/node';
 
-export function benchCart(): Cart {
+function benchCart(): Cart {
   const items = [
     {
       id: 'sku-tee-blue-m',

@@ -141,7 +141,7 @@ export async function stopChildren(graceMs = 5000): Promise<void> {
 }
 
 /** Kills whatever still runs, synchronously: the last resort of the 'exit' handler. */
-export function killChildrenNow(): void {
+function killChildrenNow(): void {
   for (const child of children) child.process.kill('SIGKILL');
 }
 

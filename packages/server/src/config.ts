@@ -110,7 +110,7 @@ function boolean(env: Env, name: string): boolean {
 }
 
 /** Parses IP_BLOCKLIST: comma-separated addresses or CIDR ranges, IPv4 or IPv6. */
-export function parseBlocklist(text: string, name = 'IP_BLOCKLIST'): BlockList {
+function parseBlocklist(text: string, name = 'IP_BLOCKLIST'): BlockList {
   const list = new BlockList();
   for (const entry of text
     .split(',')

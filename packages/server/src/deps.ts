@@ -21,6 +21,6 @@ export interface Deps {
   faults: Faults;
 }
 
-export interface Faults {
+interface Faults {
   reach(point: string): void;
 }

@@ -3,7 +3,7 @@
 // to its status and wire shape, in one place, and jobs branch on results rather than on errors.
 
 /** Every error code, with the message a client sees unless the thrower gives a more precise one. */
-export const ERROR_MESSAGES = {
+const ERROR_MESSAGES = {
   invalid_request: 'The request is not valid.',
   invalid_json: 'The request body is not valid JSON.',
   invalid_cart: 'The cart is not valid.',
@@ -75,7 +75,3 @@ export class ServiceError extends Error {
     this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
-
-/** Whether `error` is a ServiceError with one of `codes`. */
-export const isServiceError = (error: unknown, ...codes: ErrorCode[]): error is ServiceError =>
-  error instanceof ServiceError && (codes.length === 0 || codes.includes(error.code));

@@ -22,7 +22,7 @@ function randomByte(): number {
  * Base62 text carrying at least `bits` random bits. Each character is uniform over the 62 symbols:
  * bytes of 248 or more (248 = 4 × 62) are skipped, so `byte % 62` has no bias.
  */
-export function randomBase62(bits: number): string {
+function randomBase62(bits: number): string {
   const length = Math.ceil(bits / Math.log2(62));
   let out = '';
   while (out.length < length) {
@@ -35,8 +35,8 @@ export function randomBase62(bits: number): string {
 const ID_BITS = 96;
 const TOKEN_BITS = 160;
 
-export const newId = (prefix: string): string => `${prefix}${randomBase62(ID_BITS)}`;
-export const newToken = (prefix: string): string => `${prefix}${randomBase62(TOKEN_BITS)}`;
+const newId = (prefix: string): string => `${prefix}${randomBase62(ID_BITS)}`;
+const newToken = (prefix: string): string => `${prefix}${randomBase62(TOKEN_BITS)}`;
 
 export type KeyEnvironment = 'test' | 'live';
 

@@ -11,7 +11,7 @@ import { openDb } from './store/db.ts';
 import { migrateToLatest } from './store/migrations/index.ts';
 
 /** Log fields that could carry a credential or a card number; pino replaces them wherever they appear. */
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'req.headers.authorization',
   'headers.authorization',
   'authorization',
@@ -28,6 +28,7 @@ export const REDACTED_PATHS = [
   '*.card',
 ];
 
+/** @internal Exported for the tests, which capture the log. */
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
   const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
   return destination ? pino(options, destination) : pino(options);

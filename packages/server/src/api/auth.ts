@@ -22,7 +22,7 @@ const FAILURE_WINDOW_MS = 60_000;
 
 export const CORS_ALLOWED_HEADERS =
   'Authorization, Content-Type, X-Merchant-ID, X-Service-Signature, Idempotency-Key';
-export const CORS_EXPOSED_HEADERS =
+const CORS_EXPOSED_HEADERS =
   'X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed';
 
 /**

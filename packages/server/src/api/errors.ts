@@ -59,7 +59,7 @@ export const BASE_HEADERS = {
 } as const;
 
 /** The JSON body of an error answer. */
-export function errorBody(requestId: string, error: ServiceError): string {
+function errorBody(requestId: string, error: ServiceError): string {
   const body: Record<string, unknown> = { request_id: requestId, error: error.message, code: error.code };
   if (error.details?.length) body.details = error.details;
   return JSON.stringify(body);

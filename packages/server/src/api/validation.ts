@@ -37,7 +37,7 @@ export function addSharedSchema(schema: { $id: string }) {
 }
 
 /** `/cart/items/2/quantity` → `cart.items[2].quantity`; a key that is not a name, `metadata["order ref"]`. */
-export function fieldPath(instancePath: string, root: string): string {
+function fieldPath(instancePath: string, root: string): string {
   let path = root;
   for (const raw of instancePath.split('/').slice(1)) {
     const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
@@ -125,6 +125,7 @@ function unionValues(branches: unknown): unknown[] | undefined {
 /**
  * One Ajv error as a sentence of ours: the field as the client wrote it, what is wrong and what is
  * expected. Every keyword gets its own wording; Ajv's own message never reaches a client (docs/api.md#errors).
+ * @internal Exported for the cart-rules tests.
  */
 export function describeError(error: ErrorObject, root: string): string {
   const field = fieldPath(error.instancePath, root);

@@ -48,18 +48,6 @@ export function checkCart(cart: Cart): string[] {
   return errors;
 }
 
-/** sum(quantity × unit_price) + tax + shipping + sum(fees.amount), for a cart whose amounts are integers. */
-export function computeCartTotal(cart: Cart): number {
-  return toSafeNumber(sumCart(cart), 'the cart total');
-}
-
-/** quantity × unit_price of each item, in item order. */
-export function cartSubtotals(cart: Cart): number[] {
-  return cart.items.map((item, index) =>
-    toSafeNumber(BigInt(item.quantity) * BigInt(item.unit_price), `cart.items[${index}] subtotal`),
-  );
-}
-
 /** tax + shipping + sum(fees.amount): what an itemized split spreads over the members. */
 export function cartExtras(cart: Cart): number {
   return toSafeNumber(extrasOf(cart), 'the cart extras');

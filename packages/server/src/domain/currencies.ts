@@ -32,7 +32,10 @@ const EXPONENTS: ReadonlyMap<string, number> = new Map(
   ),
 );
 
-/** Every accepted currency code, lowercase, in alphabetical order. */
+/**
+ * Every accepted currency code, lowercase, in alphabetical order.
+ * @internal Exported for its tests.
+ */
 export const CURRENCY_CODES: readonly string[] = Object.freeze([...EXPONENTS.keys()].sort());
 
 /** Whether `code` is an accepted ISO 4217 code written in lowercase ('usd' yes; 'USD' and 'xyz' no). */
@@ -40,7 +43,10 @@ export function isCurrencyCode(code: unknown): code is string {
   return typeof code === 'string' && EXPONENTS.has(code);
 }
 
-/** Digits after the decimal point of the currency's minor unit: jpy 0, usd 2, kwd 3. */
+/**
+ * Digits after the decimal point of the currency's minor unit: jpy 0, usd 2, kwd 3.
+ * @internal Exported for its tests.
+ */
 export function minorUnitExponent(code: string): number {
   const exponent = EXPONENTS.get(code);
   if (exponent === undefined) throw new RangeError(`${JSON.stringify(code)} is not a known currency code`);

@@ -27,7 +27,7 @@ export const GROUP_LIMITS = {
   maxEmailLength: 254,
 } as const;
 
-export const GROUP_DEFAULTS = {
+const GROUP_DEFAULTS = {
   minSize: 2,
   maxSize: 10,
   defaultMode: 'equal' as SplitMode,

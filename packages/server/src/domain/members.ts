@@ -12,7 +12,7 @@ export interface MemberFacts {
 }
 
 /** Whether a member's share counts as paid: money was taken, and stays taken while the session is open. */
-export const countsAsPaid = (status: MemberStatus): boolean => status === 'paid';
+const countsAsPaid = (status: MemberStatus): boolean => status === 'paid';
 
 /** Sum of the shares that count as paid; the session's pending amount is the total minus this. */
 export const paidAmountOf = (members: readonly Pick<MemberFacts, 'amountCents' | 'status'>[]): number =>

@@ -4,7 +4,10 @@
 /** The largest cart total (docs/api.md#cart-limits), in minor units. */
 export const MAX_AMOUNT = 99_999_999;
 
-/** Rates are integers in parts per million: 0.0201 is 20_100, 0.01 is 10_000, 1 (100 %) is 1_000_000. */
+/**
+ * Rates are integers in parts per million: 0.0201 is 20_100, 0.01 is 10_000, 1 (100 %) is 1_000_000.
+ * @internal Exported for its tests.
+ */
 export const PPM = 1_000_000;
 
 const PPM_BIG = BigInt(PPM);
@@ -22,7 +25,7 @@ export function assertMinorUnits(n: unknown, what = 'amount'): asserts n is numb
 }
 
 /** Throws a RangeError unless `ppm` is an integer rate from 0 to 1,000,000 parts per million. */
-export function assertRatePpm(ppm: unknown, what = 'rate'): asserts ppm is number {
+function assertRatePpm(ppm: unknown, what = 'rate'): asserts ppm is number {
   if (typeof ppm !== 'number' || !Number.isInteger(ppm) || ppm < 0 || ppm > PPM) {
     throw new RangeError(`${what} must be an integer from 0 to ${PPM} parts per million, got ${String(ppm)}`);
   }
@@ -31,6 +34,7 @@ export function assertRatePpm(ppm: unknown, what = 'rate'): asserts ppm is numbe
 /**
  * numerator / denominator rounded half up (an exact half goes up), for a non-negative numerator and a
  * positive denominator. The result must be a safe integer, since it is an amount.
+ * @internal Exported for its tests.
  */
 export function roundHalfUpDiv(numerator: bigint | number, denominator: bigint | number): number {
   const n = toBigInt(numerator, 'numerator');
@@ -60,6 +64,7 @@ export function formatRate(ppm: number): number {
 /**
  * A decimal rate as parts per million, read digit by digit so that no float rounding enters:
  * '0.0201' or 0.0201 → 20_100. At most six decimal places, from 0 to 1.
+ * @internal Exported for its tests.
  */
 export function parseRatePpm(rate: string | number): number {
   const text = typeof rate === 'number' ? String(rate) : rate.trim();
@@ -72,7 +77,10 @@ export function parseRatePpm(rate: string | number): number {
   return ppm;
 }
 
-/** The sum of amounts, exactly; throws if any is not minor units or the sum leaves the safe range. */
+/**
+ * The sum of amounts, exactly; throws if any is not minor units or the sum leaves the safe range.
+ * @internal Exported for its tests.
+ */
 export function sumMinorUnits(amounts: readonly number[]): number {
   let sum = 0n;
   for (const [index, amount] of amounts.entries()) {

@@ -1,9 +1,11 @@
 // Session and member states of docs/api.md#statuses-and-transitions. Only a pending session takes payments or changes; the
 // other three states are final.
 
+/** @internal Exported for its tests. */
 export const SESSION_STATUSES = ['pending', 'funded', 'cancelled', 'expired'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
+/** @internal Exported for its tests. */
 export const MEMBER_STATUSES = ['pending', 'paid', 'refunded'] as const;
 export type MemberStatus = (typeof MEMBER_STATUSES)[number];
 
@@ -25,6 +27,7 @@ const MEMBER_TRANSITIONS: Readonly<Record<MemberStatus, readonly MemberStatus[]>
  * Thrown by assertTransition for a move the state machine does not have. Only a bug can reach it: every
  * store write that changes a status names the status it moves from in its WHERE clause (a conditional
  * update), so a race loses the update instead of reaching this. It is answered as a 500, as bugs are.
+ * @internal Exported for its tests.
  */
 export class InvalidTransitionError extends Error {
   readonly from: SessionStatus;
@@ -38,15 +41,10 @@ export class InvalidTransitionError extends Error {
   }
 }
 
-export function isSessionStatus(value: unknown): value is SessionStatus {
-  return typeof value === 'string' && (SESSION_STATUSES as readonly string[]).includes(value);
-}
-
-export function isMemberStatus(value: unknown): value is MemberStatus {
-  return typeof value === 'string' && (MEMBER_STATUSES as readonly string[]).includes(value);
-}
-
-/** Whether the session may go from `from` to `to`: pending → funded, cancelled or expired, nothing else. */
+/**
+ * Whether the session may go from `from` to `to`: pending → funded, cancelled or expired, nothing else.
+ * @internal Exported for its tests.
+ */
 export function canTransition(from: SessionStatus, to: SessionStatus): boolean {
   return SESSION_TRANSITIONS[from]?.includes(to) ?? false;
 }
@@ -55,17 +53,10 @@ export function assertTransition(from: SessionStatus, to: SessionStatus): void {
   if (!canTransition(from, to)) throw new InvalidTransitionError(from, to);
 }
 
-/** Whether a session takes payments, joins and re-splits: only while pending. */
-export function isOpen(status: SessionStatus): boolean {
-  return status === 'pending';
-}
-
-/** Whether the status is final: funded, cancelled and expired never change again. */
-export function isFinal(status: SessionStatus): boolean {
-  return SESSION_TRANSITIONS[status]?.length === 0;
-}
-
-/** Whether a member's share may go from `from` to `to`: pending → paid → refunded. */
+/**
+ * Whether a member's share may go from `from` to `to`: pending → paid → refunded.
+ * @internal Exported for its tests.
+ */
 export function canMemberTransition(from: MemberStatus, to: MemberStatus): boolean {
   return MEMBER_TRANSITIONS[from]?.includes(to) ?? false;
 }

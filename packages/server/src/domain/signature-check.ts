@@ -4,7 +4,10 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Cart } from '@group-checkout/node';
 import { canonicalCart, serializeCart, signCart } from '@group-checkout/node';
 
-/** The four signing steps of docs/api.md#cart-signature, as the `details` of an invalid-signature error. */
+/**
+ * The four signing steps of docs/api.md#cart-signature, as the `details` of an invalid-signature error.
+ * @internal Exported for its tests.
+ */
 export const CART_SIGNATURE_CHECKLIST: readonly string[] = Object.freeze([
   'Take the cart exactly as sent and remove image_url from every item.',
   'Sort the items by id, comparing UTF-16 code units as JavaScript does; an item without id sorts as "", ' +
@@ -15,6 +18,7 @@ export const CART_SIGNATURE_CHECKLIST: readonly string[] = Object.freeze([
     'and send the 64 hexadecimal characters.',
 ]);
 
+/** @internal Exported for its tests. */
 export type SignatureMistake =
   | 'signature_format'
   | 'secret_api_key'

@@ -9,7 +9,7 @@ export type SplitMode = (typeof SPLIT_MODES)[number];
 export const BASIS_POINTS_TOTAL = 10_000;
 
 /** `quantity` units of the cart item at `itemIndex` (its position in cart.items), taken by one member. */
-export interface ItemAssignment {
+interface ItemAssignment {
   itemIndex: number;
   quantity: number;
 }
@@ -25,6 +25,7 @@ export interface MemberSpec {
   items?: ItemAssignment[];
 }
 
+/** @internal Exported for its tests. */
 export interface SplitItem {
   quantity: number;
   unitPrice: number;

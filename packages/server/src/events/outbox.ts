@@ -26,7 +26,7 @@ export interface SessionSnapshot {
   transfer?: string;
 }
 
-export function buildEvent(type: EventType, snapshot: SessionSnapshot, now: number): EventPayload {
+function buildEvent(type: EventType, snapshot: SessionSnapshot, now: number): EventPayload {
   const { session, members } = snapshot;
   const data: EventPayload['data'] = {
     session_id: session.id,

@@ -32,7 +32,7 @@ for (const [net, bits] of [
   NON_PUBLIC.addSubnet(net, bits, 'ipv6');
 }
 
-export function isPublicAddress(address: string): boolean {
+function isPublicAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped?.[1]) return isPublicAddress(mapped[1]);
   const family = isIP(address);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 
-export interface MailMessage {
+interface MailMessage {
   to: string;
   replyTo?: string;
   subject: string;

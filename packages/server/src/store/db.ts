@@ -8,7 +8,7 @@ import pg from 'pg';
 import { QueryCounter, ReadCache } from './read-cache.ts';
 import type { Database } from './schema.ts';
 
-export type Dialect = 'sqlite' | 'postgres';
+type Dialect = 'sqlite' | 'postgres';
 
 export interface Db {
   kysely: Kysely<Database>;

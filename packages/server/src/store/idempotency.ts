@@ -13,7 +13,7 @@ export interface IdempotencyRecord {
 }
 
 /** A claim with no answer after this long belongs to a process that died mid-request: take it over. */
-export const ABANDONED_CLAIM_MS = 60_000;
+const ABANDONED_CLAIM_MS = 60_000;
 
 /**
  * Claims (scope, key) for a new request. Answers undefined when this request now owns the key, or the

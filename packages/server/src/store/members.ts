@@ -5,7 +5,7 @@ import type { MemberStatus } from '../domain/session-state.ts';
 import type { Database, MembersTable } from './schema.ts';
 import type { Executor } from './sessions.ts';
 
-export interface ItemShare {
+interface ItemShare {
   itemIndex: number;
   quantity: number;
 }
@@ -28,7 +28,7 @@ export interface Member {
   updatedAt: number;
 }
 
-export function toMember(row: Selectable<MembersTable>): Member {
+function toMember(row: Selectable<MembersTable>): Member {
   return {
     id: row.id,
     sessionId: row.session_id,
@@ -48,7 +48,7 @@ export function toMember(row: Selectable<MembersTable>): Member {
   };
 }
 
-export function memberRow(m: Member): Selectable<MembersTable> {
+function memberRow(m: Member): Selectable<MembersTable> {
   return {
     id: m.id,
     session_id: m.sessionId,

@@ -44,7 +44,7 @@ function toMerchant(row: Selectable<MerchantsTable>): Merchant {
 export type KeyKind = 'publishable' | 'secret';
 
 /** An API key as stored: its prefix (shown to operators, the unit of failed-auth limits) and its hash. */
-export function keyRow(merchantId: string, key: string, kind: KeyKind, env: KeyEnvironment, now: number) {
+function keyRow(merchantId: string, key: string, kind: KeyKind, env: KeyEnvironment, now: number) {
   return {
     id: ids.apiKey(),
     merchant_id: merchantId,

@@ -18,7 +18,7 @@ export interface MerchantsTable {
   created_at: number;
 }
 
-export interface ApiKeysTable {
+interface ApiKeysTable {
   id: string;
   merchant_id: string;
   kind: 'publishable' | 'secret';
@@ -41,7 +41,7 @@ export interface WebhookEndpointsTable {
   revoked_at: number | null;
 }
 
-export interface IdempotencyKeysTable {
+interface IdempotencyKeysTable {
   scope: string;
   key: string;
   request_hash: string;
@@ -96,7 +96,7 @@ export interface MembersTable {
   updated_at: number;
 }
 
-export interface EventsTable {
+interface EventsTable {
   id: string;
   merchant_id: string;
   session_id: string | null;

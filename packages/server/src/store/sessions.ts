@@ -11,7 +11,7 @@ import type { Database, SessionsTable } from './schema.ts';
 
 export type Executor = Kysely<Database> | Transaction<Database>;
 
-export type GroupConfig = ResolvedGroupConfig;
+type GroupConfig = ResolvedGroupConfig;
 
 export interface Customer {
   name?: string;
@@ -45,7 +45,7 @@ export interface Session {
   closedAt: number | null;
 }
 
-export function toSession(row: Selectable<SessionsTable>): Session {
+function toSession(row: Selectable<SessionsTable>): Session {
   return {
     id: row.id,
     merchantId: row.merchant_id,

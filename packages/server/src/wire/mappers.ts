@@ -71,7 +71,7 @@ export function amountsToWire(session: Pick<Session, 'totalCents'>, members: rea
   return { paid_amount: paid, pending_amount: session.totalCents - paid };
 }
 
-export function groupToWire(session: Session, members: readonly Member[]) {
+function groupToWire(session: Session, members: readonly Member[]) {
   return {
     id: session.groupId,
     size: members.length,

@@ -5,10 +5,6 @@ import {
   canMemberTransition,
   canTransition,
   InvalidTransitionError,
-  isFinal,
-  isMemberStatus,
-  isOpen,
-  isSessionStatus,
   MEMBER_STATUSES,
   SESSION_STATUSES,
 } from '../../src/domain/session-state.ts';
@@ -35,22 +31,6 @@ describe('session transitions', () => {
         /a cancelled session cannot become funded/.test(error.message),
     );
     assert.throws(() => assertTransition('pending', 'pending'), InvalidTransitionError);
-  });
-
-  test('only a pending session is open; the others are final', () => {
-    assert.equal(isOpen('pending'), true);
-    assert.equal(isFinal('pending'), false);
-    for (const status of ['funded', 'cancelled', 'expired'] as const) {
-      assert.equal(isOpen(status), false);
-      assert.equal(isFinal(status), true);
-    }
-  });
-
-  test('status guards', () => {
-    assert.equal(isSessionStatus('expired'), true);
-    assert.equal(isSessionStatus('open'), false);
-    assert.equal(isMemberStatus('refunded'), true);
-    assert.equal(isMemberStatus('funded'), false);
   });
 });
 
