@@ -1,6 +1,6 @@
 // One Kysely instance over either embedded SQLite (better-sqlite3, WAL) or PostgreSQL (pg), chosen by
 // DATABASE_URL. Queries and migrations are written once for both.
-import { mkdirSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -37,7 +37,7 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
   const counter = new QueryCounter();
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length) || './data/group-checkout.db';
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    if (file !== ':memory:') createPrivately(file);
     const database = new SQLite(file);
     database.pragma('journal_mode = WAL');
     database.pragma('synchronous = NORMAL');
@@ -100,6 +100,20 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
     queryCount: () => counter.queries,
     close: () => kysely.destroy(),
   };
+}
+
+/**
+ * The file holds merchants' secrets: a new database is made readable by its owner only (0600) in a
+ * directory only its owner may enter (0700), before SQLite opens it. SQLite gives the -wal and -shm
+ * files the database file's mode. An existing file or directory keeps its mode (docs/operations.md#database).
+ */
+function createPrivately(file: string): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(file, constants.O_CREAT | constants.O_EXCL | constants.O_RDWR, 0o600));
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'EEXIST') throw error;
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 500;
