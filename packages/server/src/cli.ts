@@ -1,9 +1,11 @@
 // group-checkout: serve, migrate, and merchant administration. Uses the same DATABASE_URL and
 // SERVICE_ENV as the server. An error prints one line to stderr and exits non-zero.
 import { parseArgs } from 'node:util';
+import type { Config } from './config.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { isCurrencyCode } from './domain/currencies.ts';
 import { createMerchant, rollSecretKey } from './flows/merchants.ts';
+import { checkStoredSecrets, rotateSecrets, secretBoxFor } from './flows/secrets.ts';
 import { keyEnvironmentFor } from './ids.ts';
 import { type Db, openDb } from './store/db.ts';
 import { migrateToLatest } from './store/migrations/index.ts';
@@ -14,14 +16,17 @@ const USAGE = `Usage:
   group-checkout serve
   group-checkout migrate
   group-checkout merchant create --name NAME [--headless] [--payout-currency CUR] [--allowed-origin URL]… [--json]
-  group-checkout merchant keys roll --merchant ID [--json]`;
+  group-checkout merchant keys roll --merchant ID [--json]
+  group-checkout secrets rotate [--json]`;
 
-/** Opens and migrates the database for one command, and closes it after. Nothing is logged: stdout is the
- * command's answer (one JSON object with --json), stderr its one-line error. */
-async function withDb<T>(databaseUrl: string, use: (db: Db) => Promise<T>): Promise<T> {
-  const db = openDb(databaseUrl);
+/** Opens and migrates the database for one command, checks that SECRETS_KEY opens its secrets, and closes
+ * it after. Nothing is logged: stdout is the command's answer (one JSON object with --json), stderr its
+ * one-line error. */
+async function withDb<T>(config: Config, use: (db: Db) => Promise<T>): Promise<T> {
+  const db = openDb(config.databaseUrl, { secrets: secretBoxFor(config) });
   try {
     await migrateToLatest(db);
+    await checkStoredSecrets(db);
     return await use(db);
   } finally {
     await db.close();
@@ -86,7 +91,7 @@ async function run(argv: string[]): Promise<void> {
       );
     }
     const allowedOrigins = (values['allowed-origin'] ?? []).map(origin);
-    await withDb(config.databaseUrl, async (db) => {
+    await withDb(config, async (db) => {
       const environment = keyEnvironmentFor(config.serviceEnv);
       const { merchant, publishableKey, secretKey } = await createMerchant(
         db,
@@ -123,11 +128,29 @@ async function run(argv: string[]): Promise<void> {
     });
     if (!values.merchant) throw new UsageError('merchant keys roll needs --merchant ID');
     const merchantId = values.merchant;
-    await withDb(config.databaseUrl, async (db) => {
+    await withDb(config, async (db) => {
       const rolled = await rollSecretKey(db, merchantId, Date.now());
       if (!rolled) throw new UsageError(`no merchant ${merchantId}`);
       print(values.json ?? false, { merchant_id: merchantId, secret_key: rolled.secretKey }, [
         `new secret key for ${merchantId}: ${rolled.secretKey}   (shown once; the old one no longer works)`,
+      ]);
+    });
+    return;
+  }
+  if (command === 'secrets' && rest[0] === 'rotate') {
+    const { values } = parseArgs({
+      args: rest.slice(1),
+      options: { json: { type: 'boolean', default: false } },
+      strict: true,
+    });
+    if (!config.secretsKey) throw new UsageError('secrets rotate needs SECRETS_KEY: the key to seal with');
+    await withDb(config, async (db) => {
+      const { resealed, remaining, keyId } = await rotateSecrets(db);
+      print(values.json ?? false, { resealed, remaining, key_id: keyId }, [
+        `resealed ${resealed} stored secrets with SECRETS_KEY (key ${keyId})`,
+        remaining === 0
+          ? 'every stored secret is sealed with SECRETS_KEY: SECRETS_KEY_PREVIOUS may be removed'
+          : `${remaining} were written meanwhile with another key: run secrets rotate again`,
       ]);
     });
     return;

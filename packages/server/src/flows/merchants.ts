@@ -48,7 +48,7 @@ export async function createMerchant(db: Db, input: NewMerchant, now: number): P
   const publishableKey = ids.publishableKey(env);
   const secretKey = ids.secretKey(env);
   await db.kysely.transaction().execute((trx) =>
-    insertMerchant(trx, merchant, [
+    insertMerchant(trx, db.secrets, merchant, [
       { key: publishableKey, kind: 'publishable' },
       { key: secretKey, kind: 'secret' },
     ]),
@@ -63,7 +63,7 @@ export async function rollSecretKey(
   now: number,
 ): Promise<{ secretKey: string; revokedHashes: string[] } | undefined> {
   return db.kysely.transaction().execute(async (trx) => {
-    const merchant = await findMerchantById(trx, merchantId);
+    const merchant = await findMerchantById(trx, db.secrets, merchantId);
     if (!merchant) return undefined;
     const revokedHashes = await revokeKeys(trx, merchantId, 'secret', now);
     const secretKey = ids.secretKey(merchant.environment);

@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { QueryCounter, ReadCache } from './read-cache.ts';
 import type { Database } from './schema.ts';
+import { NO_KEYS, type SecretBox } from './secrets.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -18,6 +19,8 @@ export interface Db {
    * PostgreSQL, where other processes write unseen and every read goes to the database.
    */
   readCache<V>(name: string): ReadCache<V> | undefined;
+  /** Seals and opens the secrets this database stores (store/secrets.ts); plaintext without a key. */
+  secrets: SecretBox;
   /** Queries sent through this handle so far: lets tests count what a cached path costs. */
   queryCount(): number;
   close(): Promise<void>;
@@ -31,10 +34,13 @@ const DATA_VERSION_PERIOD_MS = 100;
 export interface OpenDbOptions {
   /** Told when PostgreSQL drops an idle pooled connection (restart, failover, idle timeout). */
   onIdleError?: (error: Error) => void;
+  /** The keys secrets are stored with (SECRETS_KEY); without, they are stored as they are. */
+  secrets?: SecretBox;
 }
 
 export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
   const counter = new QueryCounter();
+  const secrets = options.secrets ?? NO_KEYS;
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length) || './data/group-checkout.db';
     if (file !== ':memory:') createPrivately(file);
@@ -70,6 +76,7 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
     return {
       kysely,
       dialect: 'sqlite',
+      secrets,
       readCache<V>(name: string) {
         let cache = caches.get(name);
         if (!cache) {
@@ -96,6 +103,7 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
   return {
     kysely,
     dialect: 'postgres',
+    secrets,
     readCache: () => undefined,
     queryCount: () => counter.queries,
     close: () => kysely.destroy(),

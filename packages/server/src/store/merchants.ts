@@ -3,6 +3,7 @@ import type { Selectable, Transaction } from 'kysely';
 import { ids, KEY_PREFIX_LENGTH, type KeyEnvironment, sha256 } from '../ids.ts';
 import type { Db } from './db.ts';
 import type { Database, MerchantsTable } from './schema.ts';
+import { type SecretBox, secretContext } from './secrets.ts';
 import type { Executor } from './sessions.ts';
 
 export interface Merchant {
@@ -22,7 +23,11 @@ export interface Merchant {
   createdAt: number;
 }
 
-function toMerchant(row: Selectable<MerchantsTable>): Merchant {
+const SIGNING_SECRET = { table: 'merchants', column: 'signing_secret' } as const;
+const SESSION_WEBHOOK_SECRET = { table: 'merchants', column: 'session_webhook_secret' } as const;
+
+/** The one place a merchant row becomes a Merchant: its secrets are opened here (store/secrets.ts). */
+function toMerchant(row: Selectable<MerchantsTable>, secrets: SecretBox): Merchant {
   return {
     id: row.id,
     name: row.name,
@@ -33,8 +38,11 @@ function toMerchant(row: Selectable<MerchantsTable>): Merchant {
     merchantFeePpm: row.merchant_fee_ppm,
     consumerFeePpm: row.consumer_fee_ppm,
     fxFeePpm: row.fx_fee_ppm,
-    signingSecret: row.signing_secret,
-    sessionWebhookSecret: row.session_webhook_secret,
+    signingSecret: secrets.open(row.signing_secret, secretContext(SIGNING_SECRET, row.id)),
+    sessionWebhookSecret: secrets.open(
+      row.session_webhook_secret,
+      secretContext(SESSION_WEBHOOK_SECRET, row.id),
+    ),
     allowedOrigins: JSON.parse(row.allowed_origins) as string[],
     processorAccountId: row.processor_account_id,
     createdAt: row.created_at,
@@ -60,6 +68,7 @@ export function keyRow(merchantId: string, key: string, kind: KeyKind, env: KeyE
 /** Inserts the merchant and its keys (given in full: the defaults are the caller's, flows/merchants.ts). */
 export async function insertMerchant(
   trx: Transaction<Database>,
+  secrets: SecretBox,
   merchant: Merchant,
   keys: { key: string; kind: KeyKind }[],
 ): Promise<void> {
@@ -75,8 +84,11 @@ export async function insertMerchant(
       merchant_fee_ppm: merchant.merchantFeePpm,
       consumer_fee_ppm: merchant.consumerFeePpm,
       fx_fee_ppm: merchant.fxFeePpm,
-      signing_secret: merchant.signingSecret,
-      session_webhook_secret: merchant.sessionWebhookSecret,
+      signing_secret: secrets.seal(merchant.signingSecret, secretContext(SIGNING_SECRET, merchant.id)),
+      session_webhook_secret: secrets.seal(
+        merchant.sessionWebhookSecret,
+        secretContext(SESSION_WEBHOOK_SECRET, merchant.id),
+      ),
       allowed_origins: JSON.stringify(merchant.allowedOrigins),
       processor_account_id: merchant.processorAccountId,
       created_at: merchant.createdAt,
@@ -90,9 +102,13 @@ export async function insertMerchant(
     .execute();
 }
 
-export async function findMerchantById(db: Executor, merchantId: string): Promise<Merchant | undefined> {
+export async function findMerchantById(
+  db: Executor,
+  secrets: SecretBox,
+  merchantId: string,
+): Promise<Merchant | undefined> {
   const row = await db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirst();
-  return row && toMerchant(row);
+  return row && toMerchant(row, secrets);
 }
 
 export async function countMerchants(db: Executor): Promise<number> {
@@ -118,11 +134,15 @@ export interface ApiKeyWithMerchant {
 export async function findActiveKeyByHash(db: Db, keyHash: string): Promise<ApiKeyWithMerchant | undefined> {
   const cache = db.readCache<ApiKeyWithMerchant>('active-keys');
   return cache
-    ? cache.get(keyHash, () => readActiveKey(db.kysely, keyHash))
-    : readActiveKey(db.kysely, keyHash);
+    ? cache.get(keyHash, () => readActiveKey(db.kysely, db.secrets, keyHash))
+    : readActiveKey(db.kysely, db.secrets, keyHash);
 }
 
-async function readActiveKey(db: Executor, keyHash: string): Promise<ApiKeyWithMerchant | undefined> {
+async function readActiveKey(
+  db: Executor,
+  secrets: SecretBox,
+  keyHash: string,
+): Promise<ApiKeyWithMerchant | undefined> {
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('merchants', 'merchants.id', 'api_keys.merchant_id')
@@ -142,7 +162,7 @@ async function readActiveKey(db: Executor, keyHash: string): Promise<ApiKeyWithM
     kind: row.key_kind,
     environment: row.key_environment,
     keyHash: row.key_hash,
-    merchant: toMerchant(row),
+    merchant: toMerchant(row, secrets),
   };
 }
 
