@@ -182,6 +182,8 @@ describe('group-checkout CLI errors', () => {
         [['merchant', 'create', '--name', 'X', '--allowed-origin', 'ftp://shop.example'], /--allowed-origin/],
         [['merchant', 'create', '--name', 'X', '--bogus'], /bogus/],
         [['merchant', 'keys', 'roll'], /--merchant/],
+        [['merchant', 'keys', 'roll', '--merchant', 'm', '--webhook-secret', '--publishable'], /one of/],
+        [['merchant', 'keys', 'roll', '--merchant', 'm', '--secret'], /secret/],
         [['frobnicate'], /unknown command "frobnicate"/],
         [['merchant', 'delete', '--name', 'X'], /unknown command/],
         [[], /no command/],
@@ -222,7 +224,11 @@ describe('group-checkout CLI errors', () => {
     const run = await cli(['--help'], {});
     assert.equal(run.code, 0);
     assert.match(run.stdout, /merchant create --name NAME/);
-    assert.match(run.stdout, /merchant keys roll --merchant ID/);
+    assert.match(
+      run.stdout,
+      /merchant keys roll --merchant ID \[--signing-secret \| --webhook-secret \| --publishable\]/,
+    );
+    assert.match(run.stdout, /secrets rotate/);
   });
 
   test('an SQLite file is created where DATABASE_URL says', async () => {

@@ -1,9 +1,10 @@
 // Merchants and their API keys. Keys are stored as SHA-256 hashes; a secret key is shown once.
 import type { Selectable, Transaction } from 'kysely';
+import type { PreviousSecret } from '../domain/rotation.ts';
 import { ids, KEY_PREFIX_LENGTH, type KeyEnvironment, sha256 } from '../ids.ts';
 import type { Db } from './db.ts';
 import type { Database, MerchantsTable } from './schema.ts';
-import { type SecretBox, secretContext } from './secrets.ts';
+import { type SecretBox, type SecretColumn, secretContext } from './secrets.ts';
 import type { Executor } from './sessions.ts';
 
 export interface Merchant {
@@ -18,6 +19,10 @@ export interface Merchant {
   fxFeePpm: number;
   signingSecret: string;
   sessionWebhookSecret: string;
+  /** The signing secret before the last roll, while it still verifies carts (domain/rotation.ts). */
+  previousSigningSecret: PreviousSecret | null;
+  /** The session webhook secret before the last roll: deliveries are signed with both until it ends. */
+  previousSessionWebhookSecret: PreviousSecret | null;
   allowedOrigins: string[];
   processorAccountId: string | null;
   createdAt: number;
@@ -25,6 +30,22 @@ export interface Merchant {
 
 const SIGNING_SECRET = { table: 'merchants', column: 'signing_secret' } as const;
 const SESSION_WEBHOOK_SECRET = { table: 'merchants', column: 'session_webhook_secret' } as const;
+const PREVIOUS_SIGNING_SECRET = { table: 'merchants', column: 'previous_signing_secret' } as const;
+const PREVIOUS_SESSION_WEBHOOK_SECRET = {
+  table: 'merchants',
+  column: 'previous_session_webhook_secret',
+} as const;
+
+function toPrevious(
+  secrets: SecretBox,
+  where: SecretColumn,
+  merchantId: string,
+  stored: string | null,
+  expiresAt: number | null,
+): PreviousSecret | null {
+  if (stored === null || expiresAt === null) return null;
+  return { secret: secrets.open(stored, secretContext(where, merchantId)), expiresAt };
+}
 
 /** The one place a merchant row becomes a Merchant: its secrets are opened here (store/secrets.ts). */
 function toMerchant(row: Selectable<MerchantsTable>, secrets: SecretBox): Merchant {
@@ -42,6 +63,20 @@ function toMerchant(row: Selectable<MerchantsTable>, secrets: SecretBox): Mercha
     sessionWebhookSecret: secrets.open(
       row.session_webhook_secret,
       secretContext(SESSION_WEBHOOK_SECRET, row.id),
+    ),
+    previousSigningSecret: toPrevious(
+      secrets,
+      PREVIOUS_SIGNING_SECRET,
+      row.id,
+      row.previous_signing_secret,
+      row.previous_signing_secret_expires_at,
+    ),
+    previousSessionWebhookSecret: toPrevious(
+      secrets,
+      PREVIOUS_SESSION_WEBHOOK_SECRET,
+      row.id,
+      row.previous_session_webhook_secret,
+      row.previous_session_webhook_secret_expires_at,
     ),
     allowedOrigins: JSON.parse(row.allowed_origins) as string[],
     processorAccountId: row.processor_account_id,
@@ -62,6 +97,7 @@ export function keyRow(merchantId: string, key: string, kind: KeyKind, env: KeyE
     key_hash: sha256(key),
     created_at: now,
     revoked_at: null,
+    expires_at: null,
   };
 }
 
@@ -89,6 +125,8 @@ export async function insertMerchant(
         merchant.sessionWebhookSecret,
         secretContext(SESSION_WEBHOOK_SECRET, merchant.id),
       ),
+      ...previousColumns(secrets, merchant.id, 'signing', merchant.previousSigningSecret),
+      ...previousColumns(secrets, merchant.id, 'session_webhook', merchant.previousSessionWebhookSecret),
       allowed_origins: JSON.stringify(merchant.allowedOrigins),
       processor_account_id: merchant.processorAccountId,
       created_at: merchant.createdAt,
@@ -99,6 +137,50 @@ export async function insertMerchant(
     .values(
       keys.map(({ key, kind }) => keyRow(merchant.id, key, kind, merchant.environment, merchant.createdAt)),
     )
+    .execute();
+}
+
+export type MerchantSecret = 'signing' | 'session_webhook';
+
+const COLUMNS = {
+  signing: { current: SIGNING_SECRET, previous: PREVIOUS_SIGNING_SECRET },
+  session_webhook: { current: SESSION_WEBHOOK_SECRET, previous: PREVIOUS_SESSION_WEBHOOK_SECRET },
+} as const;
+
+/** The previous-secret columns of `which`: the secret sealed and when it ends, or both null. */
+function previousColumns(
+  secrets: SecretBox,
+  merchantId: string,
+  which: MerchantSecret,
+  previous: PreviousSecret | null,
+): Partial<Record<'previous_signing_secret' | 'previous_session_webhook_secret', string | null>> &
+  Partial<
+    Record<'previous_signing_secret_expires_at' | 'previous_session_webhook_secret_expires_at', number | null>
+  > {
+  const where = COLUMNS[which].previous;
+  return {
+    [where.column]: previous && secrets.seal(previous.secret, secretContext(where, merchantId)),
+    [`${where.column}_expires_at`]: previous?.expiresAt ?? null,
+  };
+}
+
+/** Replaces the merchant's signing or session webhook secret, and the previous one with its end. */
+export async function replaceMerchantSecret(
+  trx: Transaction<Database>,
+  secrets: SecretBox,
+  merchantId: string,
+  which: MerchantSecret,
+  secret: string,
+  previous: PreviousSecret | null,
+): Promise<void> {
+  const where = COLUMNS[which].current;
+  await trx
+    .updateTable('merchants')
+    .set({
+      [where.column]: secrets.seal(secret, secretContext(where, merchantId)),
+      ...previousColumns(secrets, merchantId, which, previous),
+    })
+    .where('id', '=', merchantId)
     .execute();
 }
 
@@ -124,24 +206,33 @@ export interface ApiKeyWithMerchant {
   kind: KeyKind;
   environment: KeyEnvironment;
   keyHash: string;
+  /** When the key stops working: null while it has no end; the end of a roll's grace period. */
+  expiresAt: number | null;
   merchant: Merchant;
 }
 
 /**
- * The live (unrevoked) key with this hash, with its merchant. On SQLite authentication costs no query
- * while nothing was written (read-cache.ts); the answer is frozen.
+ * The key with this hash that works at `now` (not revoked, and not past its end), with its merchant. On SQLite authentication costs no query while nothing was written (read-cache.ts); the
+ * answer is frozen. A cached key is checked against `now` each time, so a key whose grace period ends
+ * stops working at that moment, however long it has been cached.
  */
-export async function findActiveKeyByHash(db: Db, keyHash: string): Promise<ApiKeyWithMerchant | undefined> {
+export async function findActiveKeyByHash(
+  db: Db,
+  keyHash: string,
+  now: number,
+): Promise<ApiKeyWithMerchant | undefined> {
   const cache = db.readCache<ApiKeyWithMerchant>('active-keys');
-  return cache
-    ? cache.get(keyHash, () => readActiveKey(db.kysely, db.secrets, keyHash))
-    : readActiveKey(db.kysely, db.secrets, keyHash);
+  const found = cache
+    ? await cache.get(keyHash, () => readActiveKey(db.kysely, db.secrets, keyHash, now))
+    : await readActiveKey(db.kysely, db.secrets, keyHash, now);
+  return found && (found.expiresAt === null || now < found.expiresAt) ? found : undefined;
 }
 
 async function readActiveKey(
   db: Executor,
   secrets: SecretBox,
   keyHash: string,
+  now: number,
 ): Promise<ApiKeyWithMerchant | undefined> {
   const row = await db
     .selectFrom('api_keys')
@@ -152,9 +243,11 @@ async function readActiveKey(
       'api_keys.kind as key_kind',
       'api_keys.environment as key_environment',
       'api_keys.key_hash as key_hash',
+      'api_keys.expires_at as key_expires_at',
     ])
     .where('api_keys.key_hash', '=', keyHash)
     .where('api_keys.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('api_keys.expires_at', 'is', null), eb('api_keys.expires_at', '>', now)]))
     .executeTakeFirst();
   if (!row) return undefined;
   return {
@@ -162,11 +255,12 @@ async function readActiveKey(
     kind: row.key_kind,
     environment: row.key_environment,
     keyHash: row.key_hash,
+    expiresAt: row.key_expires_at,
     merchant: toMerchant(row, secrets),
   };
 }
 
-/** Revokes the merchant's live keys of `kind`; answers their hashes. */
+/** Revokes the merchant's live keys of `kind`: they stop working at once. Answers their hashes. */
 export async function revokeKeys(
   trx: Transaction<Database>,
   merchantId: string,
@@ -182,6 +276,28 @@ export async function revokeKeys(
     .returning('key_hash')
     .execute();
   return revoked.map((r) => r.key_hash);
+}
+
+/**
+ * Sets the end of the merchant's unrevoked keys of `kind` to `at` (the end of a grace period); a key
+ * already ending sooner keeps its end. Answers their hashes.
+ */
+export async function expireKeys(
+  trx: Transaction<Database>,
+  merchantId: string,
+  kind: KeyKind,
+  at: number,
+): Promise<string[]> {
+  const expiring = await trx
+    .updateTable('api_keys')
+    .set({ expires_at: at })
+    .where('merchant_id', '=', merchantId)
+    .where('kind', '=', kind)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', at)]))
+    .returning('key_hash')
+    .execute();
+  return expiring.map((r) => r.key_hash);
 }
 
 export async function insertKey(

@@ -110,6 +110,8 @@ export const NO_KEYS = new SecretBox();
 export const SECRET_COLUMNS = [
   { table: 'merchants', column: 'signing_secret' },
   { table: 'merchants', column: 'session_webhook_secret' },
+  { table: 'merchants', column: 'previous_signing_secret' },
+  { table: 'merchants', column: 'previous_session_webhook_secret' },
   { table: 'webhook_endpoints', column: 'secret' },
 ] as const;
 
