@@ -1,8 +1,8 @@
-// group-checkout: serve, migrate, and merchant administration. Uses the same DATABASE_URL and
-// SERVICE_ENV as the server. An error prints one line to stderr and exits non-zero.
+// group-checkout: serve, migrate, merchant administration and secrets rotation. Uses the same
+// DATABASE_URL, SERVICE_ENV and SECRETS_KEY as the server. An error prints one line to stderr and exits
+// non-zero.
 import { parseArgs } from 'node:util';
-import type { Config } from './config.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
 import { isCurrencyCode } from './domain/currencies.ts';
 import {
   createMerchant,

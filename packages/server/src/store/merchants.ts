@@ -212,9 +212,10 @@ export interface ApiKeyWithMerchant {
 }
 
 /**
- * The key with this hash that works at `now` (not revoked, and not past its end), with its merchant. On SQLite authentication costs no query while nothing was written (read-cache.ts); the
- * answer is frozen. A cached key is checked against `now` each time, so a key whose grace period ends
- * stops working at that moment, however long it has been cached.
+ * The key with this hash that works at `now` (not revoked, and not past its end), with its merchant.
+ * On SQLite authentication costs no query while nothing was written (read-cache.ts); the answer is
+ * frozen. A cached key is checked against `now` each time, so a key whose grace period ends stops
+ * working at that moment, however long it has been cached.
  */
 export async function findActiveKeyByHash(
   db: Db,
