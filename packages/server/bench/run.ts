@@ -60,6 +60,8 @@ const SERVICE_VARIABLES = [
   'SWEEP_INTERVAL_MS',
   'MAIL_OUTBOX_DIR',
   'REDIS_KEY_PREFIX',
+  'SECRETS_KEY',
+  'SECRETS_KEY_PREVIOUS',
 ];
 
 interface Target {

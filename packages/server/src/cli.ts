@@ -1,9 +1,17 @@
-// group-checkout: serve, migrate, and merchant administration. Uses the same DATABASE_URL and
-// SERVICE_ENV as the server. An error prints one line to stderr and exits non-zero.
+// group-checkout: serve, migrate, merchant administration and secrets rotation. Uses the same
+// DATABASE_URL, SERVICE_ENV and SECRETS_KEY as the server. An error prints one line to stderr and exits
+// non-zero.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
 import { isCurrencyCode } from './domain/currencies.ts';
-import { createMerchant, rollSecretKey } from './flows/merchants.ts';
+import {
+  createMerchant,
+  type Rolled,
+  rollMerchantSecret,
+  rollPublishableKey,
+  rollSecretKey,
+} from './flows/merchants.ts';
+import { checkStoredSecrets, rotateSecrets, secretBoxFor } from './flows/secrets.ts';
 import { keyEnvironmentFor } from './ids.ts';
 import { type Db, openDb } from './store/db.ts';
 import { migrateToLatest } from './store/migrations/index.ts';
@@ -14,14 +22,47 @@ const USAGE = `Usage:
   group-checkout serve
   group-checkout migrate
   group-checkout merchant create --name NAME [--headless] [--payout-currency CUR] [--allowed-origin URL]… [--json]
-  group-checkout merchant keys roll --merchant ID [--json]`;
+  group-checkout merchant keys roll --merchant ID [--signing-secret | --webhook-secret | --publishable] [--json]
+  group-checkout secrets rotate [--json]`;
 
-/** Opens and migrates the database for one command, and closes it after. Nothing is logged: stdout is the
- * command's answer (one JSON object with --json), stderr its one-line error. */
-async function withDb<T>(databaseUrl: string, use: (db: Db) => Promise<T>): Promise<T> {
-  const db = openDb(databaseUrl);
+/** What `merchant keys roll` replaces with a grace period for the old one (docs/operations.md#keys). */
+const GRACEFUL_ROLLS: Record<
+  'signing-secret' | 'webhook-secret' | 'publishable',
+  {
+    roll: (db: Db, merchantId: string, now: number) => Promise<Rolled | undefined>;
+    field: string;
+    name: string;
+    oldOne: string;
+  }
+> = {
+  'signing-secret': {
+    roll: (db, merchantId, now) => rollMerchantSecret(db, merchantId, 'signing', now),
+    field: 'signing_secret',
+    name: 'cart signing secret',
+    oldOne: 'still verifies carts',
+  },
+  'webhook-secret': {
+    roll: (db, merchantId, now) => rollMerchantSecret(db, merchantId, 'session_webhook', now),
+    field: 'session_webhook_secret',
+    name: 'session webhook secret',
+    oldOne: 'signs webhooks too',
+  },
+  publishable: {
+    roll: rollPublishableKey,
+    field: 'publishable_key',
+    name: 'publishable key',
+    oldOne: 'still works',
+  },
+};
+
+/** Opens and migrates the database for one command, checks that SECRETS_KEY opens its secrets, and closes
+ * it after. Nothing is logged: stdout is the command's answer (one JSON object with --json), stderr its
+ * one-line error. */
+async function withDb<T>(config: Config, use: (db: Db) => Promise<T>): Promise<T> {
+  const db = openDb(config.databaseUrl, { secrets: secretBoxFor(config) });
   try {
     await migrateToLatest(db);
+    await checkStoredSecrets(db);
     return await use(db);
   } finally {
     await db.close();
@@ -86,7 +127,7 @@ async function run(argv: string[]): Promise<void> {
       );
     }
     const allowedOrigins = (values['allowed-origin'] ?? []).map(origin);
-    await withDb(config.databaseUrl, async (db) => {
+    await withDb(config, async (db) => {
       const environment = keyEnvironmentFor(config.serviceEnv);
       const { merchant, publishableKey, secretKey } = await createMerchant(
         db,
@@ -118,16 +159,62 @@ async function run(argv: string[]): Promise<void> {
   if (command === 'merchant' && rest[0] === 'keys' && rest[1] === 'roll') {
     const { values } = parseArgs({
       args: rest.slice(2),
-      options: { merchant: { type: 'string' }, json: { type: 'boolean', default: false } },
+      options: {
+        merchant: { type: 'string' },
+        'signing-secret': { type: 'boolean', default: false },
+        'webhook-secret': { type: 'boolean', default: false },
+        publishable: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+      },
       strict: true,
     });
     if (!values.merchant) throw new UsageError('merchant keys roll needs --merchant ID');
     const merchantId = values.merchant;
-    await withDb(config.databaseUrl, async (db) => {
-      const rolled = await rollSecretKey(db, merchantId, Date.now());
+    const chosen = (Object.keys(GRACEFUL_ROLLS) as (keyof typeof GRACEFUL_ROLLS)[]).filter(
+      (flag) => values[flag],
+    );
+    if (chosen.length > 1) {
+      throw new UsageError(
+        'merchant keys roll takes one of --signing-secret, --webhook-secret, --publishable',
+      );
+    }
+    const json = values.json ?? false;
+    await withDb(config, async (db) => {
+      const now = Date.now();
+      const what = chosen[0];
+      if (what === undefined) {
+        const rolled = await rollSecretKey(db, merchantId, now);
+        if (!rolled) throw new UsageError(`no merchant ${merchantId}`);
+        print(json, { merchant_id: merchantId, secret_key: rolled.secretKey }, [
+          `new secret key for ${merchantId}: ${rolled.secretKey}   (shown once; the old one no longer works)`,
+        ]);
+        return;
+      }
+      const { roll, field, name, oldOne } = GRACEFUL_ROLLS[what];
+      const rolled = await roll(db, merchantId, now);
       if (!rolled) throw new UsageError(`no merchant ${merchantId}`);
-      print(values.json ?? false, { merchant_id: merchantId, secret_key: rolled.secretKey }, [
-        `new secret key for ${merchantId}: ${rolled.secretKey}   (shown once; the old one no longer works)`,
+      const until = new Date(rolled.previousValidUntil).toISOString();
+      print(json, { merchant_id: merchantId, [field]: rolled.value, previous_valid_until: until }, [
+        `new ${name} for ${merchantId}: ${rolled.value}`,
+        `the old one ${oldOne} until ${until}`,
+      ]);
+    });
+    return;
+  }
+  if (command === 'secrets' && rest[0] === 'rotate') {
+    const { values } = parseArgs({
+      args: rest.slice(1),
+      options: { json: { type: 'boolean', default: false } },
+      strict: true,
+    });
+    if (!config.secretsKey) throw new UsageError('secrets rotate needs SECRETS_KEY: the key to seal with');
+    await withDb(config, async (db) => {
+      const { resealed, remaining, keyId } = await rotateSecrets(db);
+      print(values.json ?? false, { resealed, remaining, key_id: keyId }, [
+        `resealed ${resealed} stored secrets with SECRETS_KEY (key ${keyId})`,
+        remaining === 0
+          ? 'every stored secret is sealed with SECRETS_KEY: SECRETS_KEY_PREVIOUS may be removed'
+          : `${remaining} were written meanwhile with another key: run secrets rotate again`,
       ]);
     });
     return;

@@ -66,6 +66,10 @@ export interface Config {
    * (SANDBOX_CRASH_AT, docs/operations.md#crash-points). Refused in production.
    */
   crashAt: string | undefined;
+  /** SECRETS_KEY: seals stored secrets (docs/operations.md#secrets-at-rest); required in production. */
+  secretsKey: Buffer | undefined;
+  /** SECRETS_KEY_PREVIOUS: the key before the last rotation, still opening what it sealed. */
+  secretsKeyPrevious: Buffer | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -107,6 +111,41 @@ function boolean(env: Env, name: string): boolean {
   if (['', '0', 'false', 'no'].includes(raw)) return false;
   if (['1', 'true', 'yes'].includes(raw)) return true;
   throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+const MAKE_A_KEY = 'make one with: openssl rand -hex 32';
+
+/**
+ * A secrets key: 32 bytes, written as 64 hex characters or in base64 (standard, padded or not, or
+ * URL-safe). Refused as weak when its bytes show it was not drawn at random: fewer than 16 distinct byte
+ * values (a random key practically always has about 30), or every byte printable ASCII (a password or
+ * a phrase, encoded). The value itself is never printed.
+ */
+function secretsKey(env: Env, name: string): Buffer | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let key: Buffer | undefined;
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) {
+    key = Buffer.from(raw, 'hex');
+  } else if (/^[A-Za-z0-9+/]{43}=?$/.test(raw) || /^[A-Za-z0-9_-]{43}$/.test(raw)) {
+    const encoding = /[-_]/.test(raw) ? 'base64url' : 'base64';
+    const decoded = Buffer.from(raw, encoding);
+    // Only the canonical spelling: the last character of 43 carries 4 bits, so others decode alike.
+    if (decoded.length === 32 && decoded.toString(encoding).replace(/=$/, '') === raw.replace(/=$/, '')) {
+      key = decoded;
+    }
+  }
+  if (!key) {
+    throw new ConfigError(
+      `${name} must be 32 random bytes written as 64 hex characters or in base64 (${MAKE_A_KEY})`,
+    );
+  }
+  if (new Set(key).size < 16 || key.every((byte) => byte >= 0x20 && byte < 0x7f)) {
+    throw new ConfigError(
+      `${name} is too weak: it must be 32 random bytes, not a pattern or a phrase (${MAKE_A_KEY})`,
+    );
+  }
+  return key;
 }
 
 /** Parses IP_BLOCKLIST: comma-separated addresses or CIDR ranges, IPv4 or IPv6. */
@@ -179,6 +218,17 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const secretsKeyCurrent = secretsKey(env, 'SECRETS_KEY');
+  const secretsKeyPrevious = secretsKey(env, 'SECRETS_KEY_PREVIOUS');
+  if (!secretsKeyCurrent && serviceEnv === 'production') {
+    throw new ConfigError(`SECRETS_KEY is required when SERVICE_ENV=production (${MAKE_A_KEY})`);
+  }
+  if (secretsKeyPrevious && !secretsKeyCurrent) {
+    throw new ConfigError('SECRETS_KEY_PREVIOUS is set without SECRETS_KEY: set the new key as SECRETS_KEY');
+  }
+  if (secretsKeyPrevious && secretsKeyCurrent?.equals(secretsKeyPrevious)) {
+    throw new ConfigError('SECRETS_KEY_PREVIOUS is the same key as SECRETS_KEY');
+  }
   const ipBlocklistText = env.IP_BLOCKLIST ?? '';
   const pathOf = (u: string) => new URL(u).pathname.replace(/\/+$/, '');
   const apiPrefix = pathOf(publicBaseUrl);
@@ -217,5 +267,7 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs,
     maxConnectionsPerIp: integer(env, 'MAX_CONNECTIONS_PER_IP', 256, 0, 1_000_000),
     crashAt,
+    secretsKey: secretsKeyCurrent,
+    secretsKeyPrevious,
   };
 }

@@ -5,6 +5,7 @@ import pino, { type Logger } from 'pino';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Deps } from './deps.ts';
+import { checkStoredSecrets, secretBoxFor } from './flows/secrets.ts';
 import { MemoryCounterStore, RedisCounterStore } from './limits/counter.ts';
 import { createMailer } from './mail/mailer.ts';
 import { openDb } from './store/db.ts';
@@ -47,10 +48,29 @@ export async function openRuntime(
   const logger = options.logger ?? createLogger(config.logLevel);
   const db = openDb(config.databaseUrl, {
     onIdleError: (error) => logger.warn({ err: error.message }, 'database connection lost; reconnecting'),
+    secrets: secretBoxFor(config),
   });
-  if (options.migrate !== false) {
-    const applied = await migrateToLatest(db);
-    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
+  try {
+    if (options.migrate !== false) {
+      const applied = await migrateToLatest(db);
+      if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
+    }
+    const survey = await checkStoredSecrets(db);
+    if (survey.plaintext > 0) {
+      logger.warn(
+        { secrets: survey.plaintext },
+        'stored secrets not encrypted yet; run group-checkout secrets rotate',
+      );
+    }
+    if (survey.underPrevious > 0) {
+      logger.info(
+        { secrets: survey.underPrevious },
+        'stored secrets still sealed with SECRETS_KEY_PREVIOUS; run group-checkout secrets rotate',
+      );
+    }
+  } catch (error) {
+    await db.close();
+    throw error;
   }
   // Redis only shares counters: while it is away, limits fail open and the API keeps answering.
   const redis = config.redisUrl

@@ -1,52 +1,11 @@
 // The group-checkout CLI, run as an operator runs it: a child process on a real database. Its answer goes
 // to stdout (one JSON object with --json), an error is one line on stderr and a non-zero exit.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.ts';
+import { assertOneLineError, cli, parseOnlyJson, type Run } from './helpers/cli.ts';
 import { DIALECTS, sqliteCase, type TestDatabase } from './helpers/databases.ts';
 import { assertError } from './helpers/errors.ts';
-
-const BIN = fileURLToPath(new URL('../bin/group-checkout.js', import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI with only the variables given (plus PATH and HOME), so the caller's shell cannot leak in. */
-function cli(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
-
-/** A failed run: non-zero exit, nothing on stdout, exactly one line on stderr, matching `message`. */
-function assertOneLineError(run: Run, message: RegExp) {
-  assert.notEqual(run.code, 0, `exit code ${run.code}; stdout ${run.stdout}`);
-  assert.equal(run.stdout, '');
-  assert.match(run.stderr, /^group-checkout: [^\n]+\n$/, JSON.stringify(run.stderr));
-  assert.match(run.stderr, message);
-}
-
-function parseOnlyJson(run: Run): Record<string, string> {
-  assert.equal(run.code, 0, run.stderr);
-  assert.equal(run.stderr, '');
-  const lines = run.stdout.split('\n');
-  assert.equal(lines.length, 2, `one line of output, got ${JSON.stringify(run.stdout)}`);
-  assert.equal(lines[1], '');
-  return JSON.parse(lines[0] as string);
-}
 
 for (const dialect of DIALECTS) {
   describe(`group-checkout CLI on ${dialect.name}`, { skip: dialect.skip }, () => {
@@ -169,20 +128,34 @@ for (const dialect of DIALECTS) {
     });
 
     test('SERVICE_ENV=production makes live keys', async () => {
-      const created = parseOnlyJson(
-        await cli(['merchant', 'create', '--name', 'Live Shop', '--json'], {
-          ...env,
-          SERVICE_ENV: 'production',
-        }),
-      );
-      assert.equal(created.environment, 'production');
-      assert.match(created.secret_key as string, /^svc_sk_live_/);
-      assert.match(created.publishable_key as string, /^svc_pk_live_/);
-      assert.match(created.signing_secret as string, /^svc_sig_live_/);
-      // The sandbox server refuses them.
-      const server = await app();
-      const res = await server.request('GET', '/v1/merchants/me', { key: created.secret_key });
-      assertError(res, 403, 'key_environment_mismatch');
+      // Its own database: production seals the secrets with SECRETS_KEY, which the sandbox suite does not set.
+      const live = await dialect.create();
+      try {
+        const created = parseOnlyJson(
+          await cli(['merchant', 'create', '--name', 'Live Shop', '--json'], {
+            DATABASE_URL: live.url,
+            SERVICE_ENV: 'production',
+            SECRETS_KEY: TEST_SECRETS_KEY,
+          }),
+        );
+        assert.equal(created.environment, 'production');
+        assert.match(created.secret_key as string, /^svc_sk_live_/);
+        assert.match(created.publishable_key as string, /^svc_pk_live_/);
+        assert.match(created.signing_secret as string, /^svc_sig_live_/);
+        // A sandbox server refuses them.
+        const server = await startTestApp(dialect, {
+          database: live,
+          env: { SECRETS_KEY: TEST_SECRETS_KEY },
+        });
+        try {
+          const res = await server.request('GET', '/v1/merchants/me', { key: created.secret_key });
+          assertError(res, 403, 'key_environment_mismatch');
+        } finally {
+          await server.close();
+        }
+      } finally {
+        await live.drop();
+      }
     });
 
     test('an unknown merchant is one line on stderr and a non-zero exit', async () => {
@@ -208,6 +181,8 @@ describe('group-checkout CLI errors', () => {
         [['merchant', 'create', '--name', 'X', '--allowed-origin', 'ftp://shop.example'], /--allowed-origin/],
         [['merchant', 'create', '--name', 'X', '--bogus'], /bogus/],
         [['merchant', 'keys', 'roll'], /--merchant/],
+        [['merchant', 'keys', 'roll', '--merchant', 'm', '--webhook-secret', '--publishable'], /one of/],
+        [['merchant', 'keys', 'roll', '--merchant', 'm', '--secret'], /secret/],
         [['frobnicate'], /unknown command "frobnicate"/],
         [['merchant', 'delete', '--name', 'X'], /unknown command/],
         [[], /no command/],
@@ -248,7 +223,11 @@ describe('group-checkout CLI errors', () => {
     const run = await cli(['--help'], {});
     assert.equal(run.code, 0);
     assert.match(run.stdout, /merchant create --name NAME/);
-    assert.match(run.stdout, /merchant keys roll --merchant ID/);
+    assert.match(
+      run.stdout,
+      /merchant keys roll --merchant ID \[--signing-secret \| --webhook-secret \| --publishable\]/,
+    );
+    assert.match(run.stdout, /secrets rotate/);
   });
 
   test('an SQLite file is created where DATABASE_URL says', async () => {

@@ -4,6 +4,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, DEFAULT_RATE_LIMITS, loadConfig } from '../src/config.ts';
 
+// 32 random bytes, as `openssl rand -hex 32` and `openssl rand -base64 32` write them.
+const GOOD_KEY = Buffer.from('c4f1a9e27b3d5086f2ae4c19d07b6e35a8912fcd4e60b7d3195a2cf0e8b4d671', 'hex');
+const GOOD_KEY_HEX = GOOD_KEY.toString('hex');
+
 describe('loadConfig', () => {
   test('defaults are README.md#configuration’s', () => {
     const config = loadConfig({});
@@ -53,6 +57,7 @@ describe('loadConfig', () => {
       SMTP_URL: 'smtp://mail.internal:587',
       STRIPE_SECRET_KEY: 'sk_test_123',
       LOG_LEVEL: 'warn',
+      SECRETS_KEY: GOOD_KEY_HEX,
     });
     assert.equal(config.port, 8080);
     assert.equal(config.host, '0.0.0.0');
@@ -138,5 +143,93 @@ describe('loadConfig', () => {
         (error: Error) => error.message.includes(name) && !error.message.includes('hunter2'),
       );
     }
+  });
+
+  describe('SECRETS_KEY (docs/operations.md#secrets-at-rest)', () => {
+    const refused = (env: Record<string, string>, message: RegExp) =>
+      assert.throws(
+        () => loadConfig(env),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError, String(error));
+          assert.match(error.message, message);
+          assert.ok(!error.message.includes('\n'), 'one line');
+          for (const value of Object.values(env)) {
+            if (value.length >= 32) assert.ok(!error.message.includes(value), 'the key is never printed');
+          }
+          return true;
+        },
+      );
+
+    test('is required in production, optional in the sandbox', () => {
+      refused({ SERVICE_ENV: 'production' }, /^SECRETS_KEY is required when SERVICE_ENV=production/);
+      refused({ SERVICE_ENV: 'production', SECRETS_KEY: '' }, /^SECRETS_KEY is required/);
+      assert.equal(loadConfig({}).secretsKey, undefined);
+      assert.equal(
+        loadConfig({ SERVICE_ENV: 'production', SECRETS_KEY: GOOD_KEY_HEX }).serviceEnv,
+        'production',
+      );
+    });
+
+    test('is taken as 64 hex characters or base64 of 32 bytes, padded, unpadded or URL-safe', () => {
+      for (const written of [
+        GOOD_KEY_HEX,
+        GOOD_KEY_HEX.toUpperCase(),
+        GOOD_KEY.toString('base64'),
+        GOOD_KEY.toString('base64').replace(/=$/, ''),
+        GOOD_KEY.toString('base64url'),
+      ]) {
+        const config = loadConfig({ SECRETS_KEY: written, SERVICE_ENV: 'production' });
+        assert.ok(config.secretsKey?.equals(GOOD_KEY), written);
+      }
+      const previous = Buffer.from(GOOD_KEY).reverse();
+      const both = loadConfig({ SECRETS_KEY: GOOD_KEY_HEX, SECRETS_KEY_PREVIOUS: previous.toString('hex') });
+      assert.ok(both.secretsKeyPrevious?.equals(previous));
+    });
+
+    test('a key of another length or form is refused', () => {
+      for (const value of [
+        GOOD_KEY_HEX.slice(0, 62),
+        `${GOOD_KEY_HEX}ab`,
+        GOOD_KEY.subarray(0, 16).toString('hex'),
+        GOOD_KEY.subarray(0, 31).toString('base64'),
+        Buffer.concat([GOOD_KEY, GOOD_KEY.subarray(0, 1)]).toString('base64'),
+        `${GOOD_KEY_HEX.slice(0, 63)}g`,
+        ` ${GOOD_KEY_HEX}`,
+        'correct horse battery staple',
+      ]) {
+        refused(
+          { SECRETS_KEY: value },
+          /^SECRETS_KEY must be 32 random bytes written as 64 hex characters or in base64/,
+        );
+      }
+    });
+
+    test('a key that is not random is refused as weak', () => {
+      const phrase = Buffer.from('my very own secret passphrase!!!');
+      assert.equal(phrase.length, 32);
+      for (const value of [
+        'a'.repeat(64),
+        '0'.repeat(64),
+        '0123456789abcdef'.repeat(4),
+        'deadbeef'.repeat(8),
+        Buffer.alloc(32, 7).toString('base64'),
+        phrase.toString('base64'),
+        phrase.toString('hex'),
+      ]) {
+        refused({ SECRETS_KEY: value }, /^SECRETS_KEY is too weak/);
+        refused(
+          { SECRETS_KEY: GOOD_KEY_HEX, SECRETS_KEY_PREVIOUS: value },
+          /^SECRETS_KEY_PREVIOUS is too weak/,
+        );
+      }
+    });
+
+    test('SECRETS_KEY_PREVIOUS needs SECRETS_KEY, and another key', () => {
+      refused({ SECRETS_KEY_PREVIOUS: GOOD_KEY_HEX }, /^SECRETS_KEY_PREVIOUS is set without SECRETS_KEY/);
+      refused(
+        { SECRETS_KEY: GOOD_KEY_HEX, SECRETS_KEY_PREVIOUS: GOOD_KEY.toString('base64') },
+        /^SECRETS_KEY_PREVIOUS is the same key as SECRETS_KEY/,
+      );
+    });
   });
 });

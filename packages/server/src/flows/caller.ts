@@ -15,6 +15,6 @@ export interface Caller {
   presentedKey: string;
 }
 
-/** The live key with this SHA-256 hash, with its merchant; undefined for an unknown or revoked key. */
+/** The key with this SHA-256 hash that works now, with its merchant; undefined for an unknown or revoked key. */
 export const findKeyByHash = (deps: Deps, keyHash: string): Promise<ApiKeyWithMerchant | undefined> =>
-  findActiveKeyByHash(deps.db, keyHash);
+  findActiveKeyByHash(deps.db, keyHash, deps.clock.now());

@@ -1,15 +1,22 @@
 // Merchant administration (the CLI, the sandbox's demo merchant): a new merchant gets the default fee
 // rates, a publishable and a secret key, a cart signing secret and a session webhook secret
-// (docs/api.md#ids-and-key-formats); a secret key can be rolled, the old one ending at once.
+// (docs/api.md#ids-and-key-formats). A secret key can be rolled, the old one ending at once; the cart
+// signing secret, the session webhook secret and the publishable key can be rolled, the old one working
+// on for ROTATION_GRACE_MS (docs/operations.md#keys).
 import { DEFAULT_CONSUMER_FEE_PPM, DEFAULT_FX_FEE_PPM, DEFAULT_MERCHANT_FEE_PPM } from '../domain/fees.ts';
+import { ROTATION_GRACE_MS } from '../domain/rotation.ts';
 import { ids, type KeyEnvironment } from '../ids.ts';
 import type { Db } from '../store/db.ts';
 import {
   countMerchants as countMerchantRows,
+  expireKeys,
   findMerchantById,
   insertKey,
   insertMerchant,
+  lockMerchantRow,
   type Merchant,
+  type MerchantSecret,
+  replaceMerchantSecret,
   revokeKeys,
 } from '../store/merchants.ts';
 
@@ -41,6 +48,8 @@ export async function createMerchant(db: Db, input: NewMerchant, now: number): P
     fxFeePpm: DEFAULT_FX_FEE_PPM,
     signingSecret: ids.signingSecret(env),
     sessionWebhookSecret: ids.webhookSecret(),
+    previousSigningSecret: null,
+    previousSessionWebhookSecret: null,
     allowedOrigins: input.allowedOrigins,
     processorAccountId: null,
     createdAt: now,
@@ -48,7 +57,7 @@ export async function createMerchant(db: Db, input: NewMerchant, now: number): P
   const publishableKey = ids.publishableKey(env);
   const secretKey = ids.secretKey(env);
   await db.kysely.transaction().execute((trx) =>
-    insertMerchant(trx, merchant, [
+    insertMerchant(trx, db.secrets, merchant, [
       { key: publishableKey, kind: 'publishable' },
       { key: secretKey, kind: 'secret' },
     ]),
@@ -63,12 +72,65 @@ export async function rollSecretKey(
   now: number,
 ): Promise<{ secretKey: string; revokedHashes: string[] } | undefined> {
   return db.kysely.transaction().execute(async (trx) => {
-    const merchant = await findMerchantById(trx, merchantId);
+    const merchant = await findMerchantById(trx, db.secrets, merchantId);
     if (!merchant) return undefined;
     const revokedHashes = await revokeKeys(trx, merchantId, 'secret', now);
     const secretKey = ids.secretKey(merchant.environment);
     await insertKey(trx, merchant, secretKey, 'secret', now);
     return { secretKey, revokedHashes };
+  });
+}
+
+export interface Rolled {
+  /** The new secret or key, shown once. */
+  value: string;
+  /** When the one it replaced stops working. */
+  previousValidUntil: number;
+}
+
+/**
+ * Replaces the merchant's cart signing secret or session webhook secret; the replaced one works on
+ * until now + ROTATION_GRACE_MS. One previous secret is kept: a second roll within the grace period
+ * ends the older one at once. Undefined for no such merchant.
+ */
+export async function rollMerchantSecret(
+  db: Db,
+  merchantId: string,
+  which: MerchantSecret,
+  now: number,
+): Promise<Rolled | undefined> {
+  return db.kysely.transaction().execute(async (trx) => {
+    // Two rolls at once must not both keep the same previous secret (SQLite has a single writer already).
+    if (db.dialect === 'postgres') await lockMerchantRow(trx, merchantId);
+    const merchant = await findMerchantById(trx, db.secrets, merchantId);
+    if (!merchant) return undefined;
+    const [secret, replaced] =
+      which === 'signing'
+        ? [ids.signingSecret(merchant.environment), merchant.signingSecret]
+        : [ids.webhookSecret(), merchant.sessionWebhookSecret];
+    const previous = { secret: replaced, expiresAt: now + ROTATION_GRACE_MS };
+    await replaceMerchantSecret(trx, db.secrets, merchantId, which, secret, previous);
+    return { value: secret, previousValidUntil: previous.expiresAt };
+  });
+}
+
+/**
+ * Issues a new publishable key; the merchant's current ones work on until now + ROTATION_GRACE_MS (their
+ * expires_at). Undefined for no such merchant.
+ */
+export async function rollPublishableKey(
+  db: Db,
+  merchantId: string,
+  now: number,
+): Promise<Rolled | undefined> {
+  return db.kysely.transaction().execute(async (trx) => {
+    const merchant = await findMerchantById(trx, db.secrets, merchantId);
+    if (!merchant) return undefined;
+    const previousValidUntil = now + ROTATION_GRACE_MS;
+    await expireKeys(trx, merchantId, 'publishable', previousValidUntil);
+    const publishableKey = ids.publishableKey(merchant.environment);
+    await insertKey(trx, merchant, publishableKey, 'publishable', now);
+    return { value: publishableKey, previousValidUntil };
   });
 }
 

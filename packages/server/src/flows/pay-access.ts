@@ -39,7 +39,7 @@ export async function organizerSession(deps: Deps, token: string): Promise<Sessi
 
 /** The name the pages show for the session's merchant. */
 export async function merchantNameOf(deps: Deps, session: Session): Promise<string> {
-  return (await findMerchantById(deps.db.kysely, session.merchantId))?.name ?? '';
+  return (await findMerchantById(deps.db.kysely, deps.db.secrets, session.merchantId))?.name ?? '';
 }
 
 /** The session as its page shows it: the session, its members and the merchant's name. */

@@ -32,7 +32,7 @@ export async function remindPendingMembers(
   sessionId: string,
 ): Promise<{ session: Session } & ReminderResult> {
   const session = await findSessionById(deps.db.kysely, merchantId, sessionId);
-  const merchant = session && (await findMerchantById(deps.db.kysely, merchantId));
+  const merchant = session && (await findMerchantById(deps.db.kysely, deps.db.secrets, merchantId));
   if (!session || !merchant) throw new ServiceError('session_not_found');
   assertOpen(session, deps.clock.now());
   const pending = (await listMembers(deps.db.kysely, session.id)).filter((m) => m.status === 'pending');

@@ -5,6 +5,7 @@ import { type Cart, verifyCartSignature } from '@group-checkout/node';
 import type { Deps } from '../deps.ts';
 import { checkCart } from '../domain/cart.ts';
 import { type GroupConfigInput, resolveGroupConfig } from '../domain/group-config.ts';
+import { secretsInForce } from '../domain/rotation.ts';
 import { diagnoseCartSignature } from '../domain/signature-check.ts';
 import { ServiceError } from '../errors.ts';
 import { recordEvent } from '../events/outbox.ts';
@@ -94,12 +95,12 @@ export async function createSession(
       throw new ServiceError('invalid_signature', {
         message:
           'A cart signature is required with a publishable key: send it as signature or X-Service-Signature.',
-        details: [...diagnose(caller, input.cart, '').slice(1)],
+        details: [...diagnose(caller, input.cart, '', deps.clock.now()).slice(1)],
       });
     }
     if (!merchant.headlessApiEnabled) throw new ServiceError('headless_not_enabled');
   } else {
-    const details = diagnose(caller, input.cart, input.signature);
+    const details = diagnose(caller, input.cart, input.signature, deps.clock.now());
     if (details.length > 0) throw new ServiceError('invalid_signature', { details });
   }
 
@@ -207,10 +208,16 @@ export async function listMerchantSessions(
   return { page: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 
-/** [] when the signature is right; otherwise the details of docs/api.md#cart-signature, the recognized mistake first. */
-function diagnose(caller: Caller, cart: Cart, signature: string): string[] {
+/**
+ * [] when the signature is right under the signing secret, or under the one it replaced while that
+ * one's grace period lasts (docs/operations.md#keys); otherwise the details of
+ * docs/api.md#cart-signature, the recognized mistake first, about the current secret.
+ */
+function diagnose(caller: Caller, cart: Cart, signature: string, now: number): string[] {
+  const { signingSecret, previousSigningSecret } = caller.merchant;
   // The common case, a right signature, costs one canonicalization; the diagnosis only runs on a wrong one.
-  if (verifyCartSignature(cart, signature, caller.merchant.signingSecret)) return [];
+  const inForce = secretsInForce(signingSecret, previousSigningSecret, now);
+  if (inForce.some((secret) => verifyCartSignature(cart, signature, secret))) return [];
   const check = diagnoseCartSignature({
     cart,
     signature,

@@ -40,7 +40,7 @@ export async function createWebhookEndpoint(
     if (deps.db.dialect === 'postgres') await lockMerchantRow(trx, merchantId);
     if ((await countActiveWebhookEndpoints(trx, merchantId)) >= MAX_ENDPOINTS_PER_MERCHANT)
       throw new ServiceError('webhook_limit_reached');
-    await insertWebhookEndpoint(trx, endpoint);
+    await insertWebhookEndpoint(trx, deps.db.secrets, endpoint);
     await recordAnswer(trx, answer, endpoint);
   });
   return endpoint;
@@ -56,4 +56,4 @@ export async function deleteWebhookEndpoint(
 }
 
 export const listMerchantWebhookEndpoints = (deps: Deps, merchantId: string): Promise<WebhookEndpoint[]> =>
-  listWebhookEndpoints(deps.db.kysely, merchantId);
+  listWebhookEndpoints(deps.db.kysely, deps.db.secrets, merchantId);

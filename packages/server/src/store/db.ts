@@ -1,12 +1,13 @@
 // One Kysely instance over either embedded SQLite (better-sqlite3, WAL) or PostgreSQL (pg), chosen by
 // DATABASE_URL. Queries and migrations are written once for both.
-import { mkdirSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { QueryCounter, ReadCache } from './read-cache.ts';
 import type { Database } from './schema.ts';
+import { NO_KEYS, type SecretBox } from './secrets.ts';
 
 type Dialect = 'sqlite' | 'postgres';
 
@@ -18,6 +19,8 @@ export interface Db {
    * PostgreSQL, where other processes write unseen and every read goes to the database.
    */
   readCache<V>(name: string): ReadCache<V> | undefined;
+  /** Seals and opens the secrets this database stores (store/secrets.ts); plaintext without a key. */
+  secrets: SecretBox;
   /** Queries sent through this handle so far: lets tests count what a cached path costs. */
   queryCount(): number;
   close(): Promise<void>;
@@ -31,13 +34,16 @@ const DATA_VERSION_PERIOD_MS = 100;
 export interface OpenDbOptions {
   /** Told when PostgreSQL drops an idle pooled connection (restart, failover, idle timeout). */
   onIdleError?: (error: Error) => void;
+  /** The keys secrets are stored with (SECRETS_KEY); without, they are stored as they are. */
+  secrets?: SecretBox;
 }
 
 export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
   const counter = new QueryCounter();
+  const secrets = options.secrets ?? NO_KEYS;
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length) || './data/group-checkout.db';
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    if (file !== ':memory:') createPrivately(file);
     const database = new SQLite(file);
     database.pragma('journal_mode = WAL');
     database.pragma('synchronous = NORMAL');
@@ -70,6 +76,7 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
     return {
       kysely,
       dialect: 'sqlite',
+      secrets,
       readCache<V>(name: string) {
         let cache = caches.get(name);
         if (!cache) {
@@ -96,10 +103,25 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
   return {
     kysely,
     dialect: 'postgres',
+    secrets,
     readCache: () => undefined,
     queryCount: () => counter.queries,
     close: () => kysely.destroy(),
   };
+}
+
+/**
+ * The file holds merchants' secrets: a new database is made readable by its owner only (0600) in a
+ * directory only its owner may enter (0700), before SQLite opens it. SQLite gives the -wal and -shm
+ * files the database file's mode. An existing file or directory keeps its mode (docs/operations.md#database).
+ */
+function createPrivately(file: string): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(file, constants.O_CREAT | constants.O_EXCL | constants.O_RDWR, 0o600));
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'EEXIST') throw error;
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 500;

@@ -1,8 +1,10 @@
 // Merchants and their API keys. Keys are stored as SHA-256 hashes; a secret key is shown once.
 import type { Selectable, Transaction } from 'kysely';
+import type { PreviousSecret } from '../domain/rotation.ts';
 import { ids, KEY_PREFIX_LENGTH, type KeyEnvironment, sha256 } from '../ids.ts';
 import type { Db } from './db.ts';
 import type { Database, MerchantsTable } from './schema.ts';
+import { type SecretBox, type SecretColumn, secretContext } from './secrets.ts';
 import type { Executor } from './sessions.ts';
 
 export interface Merchant {
@@ -17,12 +19,36 @@ export interface Merchant {
   fxFeePpm: number;
   signingSecret: string;
   sessionWebhookSecret: string;
+  /** The signing secret before the last roll, while it still verifies carts (domain/rotation.ts). */
+  previousSigningSecret: PreviousSecret | null;
+  /** The session webhook secret before the last roll: deliveries are signed with both until it ends. */
+  previousSessionWebhookSecret: PreviousSecret | null;
   allowedOrigins: string[];
   processorAccountId: string | null;
   createdAt: number;
 }
 
-function toMerchant(row: Selectable<MerchantsTable>): Merchant {
+const SIGNING_SECRET = { table: 'merchants', column: 'signing_secret' } as const;
+const SESSION_WEBHOOK_SECRET = { table: 'merchants', column: 'session_webhook_secret' } as const;
+const PREVIOUS_SIGNING_SECRET = { table: 'merchants', column: 'previous_signing_secret' } as const;
+const PREVIOUS_SESSION_WEBHOOK_SECRET = {
+  table: 'merchants',
+  column: 'previous_session_webhook_secret',
+} as const;
+
+function toPrevious(
+  secrets: SecretBox,
+  where: SecretColumn,
+  merchantId: string,
+  stored: string | null,
+  expiresAt: number | null,
+): PreviousSecret | null {
+  if (stored === null || expiresAt === null) return null;
+  return { secret: secrets.open(stored, secretContext(where, merchantId)), expiresAt };
+}
+
+/** The one place a merchant row becomes a Merchant: its secrets are opened here (store/secrets.ts). */
+function toMerchant(row: Selectable<MerchantsTable>, secrets: SecretBox): Merchant {
   return {
     id: row.id,
     name: row.name,
@@ -33,8 +59,25 @@ function toMerchant(row: Selectable<MerchantsTable>): Merchant {
     merchantFeePpm: row.merchant_fee_ppm,
     consumerFeePpm: row.consumer_fee_ppm,
     fxFeePpm: row.fx_fee_ppm,
-    signingSecret: row.signing_secret,
-    sessionWebhookSecret: row.session_webhook_secret,
+    signingSecret: secrets.open(row.signing_secret, secretContext(SIGNING_SECRET, row.id)),
+    sessionWebhookSecret: secrets.open(
+      row.session_webhook_secret,
+      secretContext(SESSION_WEBHOOK_SECRET, row.id),
+    ),
+    previousSigningSecret: toPrevious(
+      secrets,
+      PREVIOUS_SIGNING_SECRET,
+      row.id,
+      row.previous_signing_secret,
+      row.previous_signing_secret_expires_at,
+    ),
+    previousSessionWebhookSecret: toPrevious(
+      secrets,
+      PREVIOUS_SESSION_WEBHOOK_SECRET,
+      row.id,
+      row.previous_session_webhook_secret,
+      row.previous_session_webhook_secret_expires_at,
+    ),
     allowedOrigins: JSON.parse(row.allowed_origins) as string[],
     processorAccountId: row.processor_account_id,
     createdAt: row.created_at,
@@ -54,12 +97,14 @@ function keyRow(merchantId: string, key: string, kind: KeyKind, env: KeyEnvironm
     key_hash: sha256(key),
     created_at: now,
     revoked_at: null,
+    expires_at: null,
   };
 }
 
 /** Inserts the merchant and its keys (given in full: the defaults are the caller's, flows/merchants.ts). */
 export async function insertMerchant(
   trx: Transaction<Database>,
+  secrets: SecretBox,
   merchant: Merchant,
   keys: { key: string; kind: KeyKind }[],
 ): Promise<void> {
@@ -75,8 +120,13 @@ export async function insertMerchant(
       merchant_fee_ppm: merchant.merchantFeePpm,
       consumer_fee_ppm: merchant.consumerFeePpm,
       fx_fee_ppm: merchant.fxFeePpm,
-      signing_secret: merchant.signingSecret,
-      session_webhook_secret: merchant.sessionWebhookSecret,
+      signing_secret: secrets.seal(merchant.signingSecret, secretContext(SIGNING_SECRET, merchant.id)),
+      session_webhook_secret: secrets.seal(
+        merchant.sessionWebhookSecret,
+        secretContext(SESSION_WEBHOOK_SECRET, merchant.id),
+      ),
+      ...previousColumns(secrets, merchant.id, 'signing', merchant.previousSigningSecret),
+      ...previousColumns(secrets, merchant.id, 'session_webhook', merchant.previousSessionWebhookSecret),
       allowed_origins: JSON.stringify(merchant.allowedOrigins),
       processor_account_id: merchant.processorAccountId,
       created_at: merchant.createdAt,
@@ -90,9 +140,57 @@ export async function insertMerchant(
     .execute();
 }
 
-export async function findMerchantById(db: Executor, merchantId: string): Promise<Merchant | undefined> {
+export type MerchantSecret = 'signing' | 'session_webhook';
+
+const COLUMNS = {
+  signing: { current: SIGNING_SECRET, previous: PREVIOUS_SIGNING_SECRET },
+  session_webhook: { current: SESSION_WEBHOOK_SECRET, previous: PREVIOUS_SESSION_WEBHOOK_SECRET },
+} as const;
+
+/** The previous-secret columns of `which`: the secret sealed and when it ends, or both null. */
+function previousColumns(
+  secrets: SecretBox,
+  merchantId: string,
+  which: MerchantSecret,
+  previous: PreviousSecret | null,
+): Partial<Record<'previous_signing_secret' | 'previous_session_webhook_secret', string | null>> &
+  Partial<
+    Record<'previous_signing_secret_expires_at' | 'previous_session_webhook_secret_expires_at', number | null>
+  > {
+  const where = COLUMNS[which].previous;
+  return {
+    [where.column]: previous && secrets.seal(previous.secret, secretContext(where, merchantId)),
+    [`${where.column}_expires_at`]: previous?.expiresAt ?? null,
+  };
+}
+
+/** Replaces the merchant's signing or session webhook secret, and the previous one with its end. */
+export async function replaceMerchantSecret(
+  trx: Transaction<Database>,
+  secrets: SecretBox,
+  merchantId: string,
+  which: MerchantSecret,
+  secret: string,
+  previous: PreviousSecret | null,
+): Promise<void> {
+  const where = COLUMNS[which].current;
+  await trx
+    .updateTable('merchants')
+    .set({
+      [where.column]: secrets.seal(secret, secretContext(where, merchantId)),
+      ...previousColumns(secrets, merchantId, which, previous),
+    })
+    .where('id', '=', merchantId)
+    .execute();
+}
+
+export async function findMerchantById(
+  db: Executor,
+  secrets: SecretBox,
+  merchantId: string,
+): Promise<Merchant | undefined> {
   const row = await db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirst();
-  return row && toMerchant(row);
+  return row && toMerchant(row, secrets);
 }
 
 export async function countMerchants(db: Executor): Promise<number> {
@@ -108,21 +206,35 @@ export interface ApiKeyWithMerchant {
   kind: KeyKind;
   environment: KeyEnvironment;
   keyHash: string;
+  /** When the key stops working: null while it has no end; the end of a roll's grace period. */
+  expiresAt: number | null;
   merchant: Merchant;
 }
 
 /**
- * The live (unrevoked) key with this hash, with its merchant. On SQLite authentication costs no query
- * while nothing was written (read-cache.ts); the answer is frozen.
+ * The key with this hash that works at `now` (not revoked, and not past its end), with its merchant.
+ * On SQLite authentication costs no query while nothing was written (read-cache.ts); the answer is
+ * frozen. A cached key is checked against `now` each time, so a key whose grace period ends stops
+ * working at that moment, however long it has been cached.
  */
-export async function findActiveKeyByHash(db: Db, keyHash: string): Promise<ApiKeyWithMerchant | undefined> {
+export async function findActiveKeyByHash(
+  db: Db,
+  keyHash: string,
+  now: number,
+): Promise<ApiKeyWithMerchant | undefined> {
   const cache = db.readCache<ApiKeyWithMerchant>('active-keys');
-  return cache
-    ? cache.get(keyHash, () => readActiveKey(db.kysely, keyHash))
-    : readActiveKey(db.kysely, keyHash);
+  const found = cache
+    ? await cache.get(keyHash, () => readActiveKey(db.kysely, db.secrets, keyHash, now))
+    : await readActiveKey(db.kysely, db.secrets, keyHash, now);
+  return found && (found.expiresAt === null || now < found.expiresAt) ? found : undefined;
 }
 
-async function readActiveKey(db: Executor, keyHash: string): Promise<ApiKeyWithMerchant | undefined> {
+async function readActiveKey(
+  db: Executor,
+  secrets: SecretBox,
+  keyHash: string,
+  now: number,
+): Promise<ApiKeyWithMerchant | undefined> {
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('merchants', 'merchants.id', 'api_keys.merchant_id')
@@ -132,9 +244,11 @@ async function readActiveKey(db: Executor, keyHash: string): Promise<ApiKeyWithM
       'api_keys.kind as key_kind',
       'api_keys.environment as key_environment',
       'api_keys.key_hash as key_hash',
+      'api_keys.expires_at as key_expires_at',
     ])
     .where('api_keys.key_hash', '=', keyHash)
     .where('api_keys.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('api_keys.expires_at', 'is', null), eb('api_keys.expires_at', '>', now)]))
     .executeTakeFirst();
   if (!row) return undefined;
   return {
@@ -142,11 +256,12 @@ async function readActiveKey(db: Executor, keyHash: string): Promise<ApiKeyWithM
     kind: row.key_kind,
     environment: row.key_environment,
     keyHash: row.key_hash,
-    merchant: toMerchant(row),
+    expiresAt: row.key_expires_at,
+    merchant: toMerchant(row, secrets),
   };
 }
 
-/** Revokes the merchant's live keys of `kind`; answers their hashes. */
+/** Revokes the merchant's live keys of `kind`: they stop working at once. Answers their hashes. */
 export async function revokeKeys(
   trx: Transaction<Database>,
   merchantId: string,
@@ -162,6 +277,28 @@ export async function revokeKeys(
     .returning('key_hash')
     .execute();
   return revoked.map((r) => r.key_hash);
+}
+
+/**
+ * Sets the end of the merchant's unrevoked keys of `kind` to `at` (the end of a grace period); a key
+ * already ending sooner keeps its end. Answers their hashes.
+ */
+export async function expireKeys(
+  trx: Transaction<Database>,
+  merchantId: string,
+  kind: KeyKind,
+  at: number,
+): Promise<string[]> {
+  const expiring = await trx
+    .updateTable('api_keys')
+    .set({ expires_at: at })
+    .where('merchant_id', '=', merchantId)
+    .where('kind', '=', kind)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', at)]))
+    .returning('key_hash')
+    .execute();
+  return expiring.map((r) => r.key_hash);
 }
 
 export async function insertKey(

@@ -13,6 +13,12 @@ export interface MerchantsTable {
   fx_fee_ppm: number;
   signing_secret: string;
   session_webhook_secret: string;
+  /** The signing secret before the last roll, and when it stops verifying carts. */
+  previous_signing_secret: string | null;
+  previous_signing_secret_expires_at: number | null;
+  /** The session webhook secret before the last roll, and when deliveries stop being signed with it too. */
+  previous_session_webhook_secret: string | null;
+  previous_session_webhook_secret_expires_at: number | null;
   allowed_origins: string;
   processor_account_id: string | null;
   created_at: number;
@@ -28,7 +34,10 @@ interface ApiKeysTable {
   /** SHA-256 of the whole key; secret keys are never stored in the clear. */
   key_hash: string;
   created_at: number;
+  /** When the key was revoked: it stopped working then, whatever any clock says. */
   revoked_at: number | null;
+  /** When the key stops working: null while it has no end; set by a roll with a grace period. */
+  expires_at: number | null;
 }
 
 export interface WebhookEndpointsTable {

@@ -2,6 +2,7 @@
 // endpoint is simply not found.
 import type { Selectable, Transaction } from 'kysely';
 import type { Database, WebhookEndpointsTable } from './schema.ts';
+import { type SecretBox, secretContext } from './secrets.ts';
 import type { Executor } from './sessions.ts';
 
 export interface WebhookEndpoint {
@@ -13,18 +14,25 @@ export interface WebhookEndpoint {
   createdAt: number;
 }
 
-function toEndpoint(row: Selectable<WebhookEndpointsTable>): WebhookEndpoint {
+const SECRET = { table: 'webhook_endpoints', column: 'secret' } as const;
+
+/** The one place an endpoint row becomes a WebhookEndpoint: its secret is opened here (store/secrets.ts). */
+function toEndpoint(row: Selectable<WebhookEndpointsTable>, secrets: SecretBox): WebhookEndpoint {
   return {
     id: row.id,
     merchantId: row.merchant_id,
     url: row.url,
     events: JSON.parse(row.events) as string[],
-    secret: row.secret,
+    secret: secrets.open(row.secret, secretContext(SECRET, row.id)),
     createdAt: row.created_at,
   };
 }
 
-export async function listWebhookEndpoints(db: Executor, merchantId: string): Promise<WebhookEndpoint[]> {
+export async function listWebhookEndpoints(
+  db: Executor,
+  secrets: SecretBox,
+  merchantId: string,
+): Promise<WebhookEndpoint[]> {
   const rows = await db
     .selectFrom('webhook_endpoints')
     .selectAll()
@@ -33,7 +41,7 @@ export async function listWebhookEndpoints(db: Executor, merchantId: string): Pr
     .orderBy('created_at', 'asc')
     .orderBy('id', 'asc')
     .execute();
-  return rows.map(toEndpoint);
+  return rows.map((row) => toEndpoint(row, secrets));
 }
 
 export async function countActiveWebhookEndpoints(db: Executor, merchantId: string): Promise<number> {
@@ -48,6 +56,7 @@ export async function countActiveWebhookEndpoints(db: Executor, merchantId: stri
 
 export async function insertWebhookEndpoint(
   trx: Transaction<Database>,
+  secrets: SecretBox,
   endpoint: WebhookEndpoint,
 ): Promise<void> {
   await trx
@@ -57,7 +66,7 @@ export async function insertWebhookEndpoint(
       merchant_id: endpoint.merchantId,
       url: endpoint.url,
       events: JSON.stringify(endpoint.events),
-      secret: endpoint.secret,
+      secret: secrets.seal(endpoint.secret, secretContext(SECRET, endpoint.id)),
       created_at: endpoint.createdAt,
       revoked_at: null,
     })

@@ -74,6 +74,9 @@ export interface StartOptions {
   database?: TestDatabase;
 }
 
+/** SECRETS_KEY of a production test app unless the test sets its own: production requires one. */
+export const TEST_SECRETS_KEY = '95587782d90aefeaa06530ce563ec1110482715b3cc34db7363ed9010c04b8fc';
+
 export async function startTestApp(dialect: DialectCase, options: StartOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await dialect.create());
   // Each app gets its own Redis key prefix (unless the test shares one between apps on purpose), so that
@@ -85,6 +88,7 @@ export async function startTestApp(dialect: DialectCase, options: StartOptions =
     REDIS_KEY_PREFIX: redisKeyPrefix,
     PORT: '0',
     MAIL_OUTBOX_DIR: `${database.url.startsWith('sqlite:') ? database.url.slice(7) : '/tmp/gc-test'}-outbox`,
+    SECRETS_KEY: options.env?.SERVICE_ENV === 'production' ? TEST_SECRETS_KEY : undefined,
     ...options.env,
   });
   const logLines: string[] = [];

@@ -1,5 +1,5 @@
-// The in-process key cache on SQLite: exact for this process's writes, and another process's writes
-// are seen within the data_version period (100 ms).
+// The in-process key cache on SQLite: exact for this process's writes, another process's writes are seen
+// within the data_version period (100 ms), and a key in a roll's grace period ends at its moment.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
-import { type CreatedMerchant, createMerchant, rollSecretKey } from '../../src/flows/merchants.ts';
+import { ROTATION_GRACE_MS } from '../../src/domain/rotation.ts';
+import {
+  type CreatedMerchant,
+  createMerchant,
+  rollPublishableKey,
+  rollSecretKey,
+} from '../../src/flows/merchants.ts';
 import { ids, KEY_PREFIX_LENGTH, sha256 } from '../../src/ids.ts';
 import { type Db, openDb } from '../../src/store/db.ts';
 import { findActiveKeyByHash } from '../../src/store/merchants.ts';
@@ -46,23 +52,26 @@ after(async () => {
 
 test('a key rolled by this process stops working at once', async () => {
   const key = m.secretKey;
-  assert.ok(await findActiveKeyByHash(server, sha256(key)), 'first read');
-  assert.ok(await findActiveKeyByHash(server, sha256(key)), 'cached read');
+  assert.ok(await findActiveKeyByHash(server, sha256(key), Date.now()), 'first read');
+  assert.ok(await findActiveKeyByHash(server, sha256(key), Date.now()), 'cached read');
   const rolled = await rollSecretKey(server, m.merchant.id, Date.now());
   assert.ok(rolled);
-  assert.equal(await findActiveKeyByHash(server, sha256(key)), undefined);
-  assert.equal((await findActiveKeyByHash(server, sha256(rolled.secretKey)))?.merchant.id, m.merchant.id);
+  assert.equal(await findActiveKeyByHash(server, sha256(key), Date.now()), undefined);
+  assert.equal(
+    (await findActiveKeyByHash(server, sha256(rolled.secretKey), Date.now()))?.merchant.id,
+    m.merchant.id,
+  );
   m = { ...m, secretKey: rolled.secretKey };
 });
 
 test('a key rolled by another process stops working within 100 ms', async () => {
   const key = m.secretKey;
-  assert.ok(await findActiveKeyByHash(server, sha256(key)));
+  assert.ok(await findActiveKeyByHash(server, sha256(key), Date.now()));
   const rolled = await rollSecretKey(other, m.merchant.id, Date.now());
   assert.ok(rolled);
   await sleep(150);
-  assert.equal(await findActiveKeyByHash(server, sha256(key)), undefined);
-  assert.ok(await findActiveKeyByHash(server, sha256(rolled.secretKey)));
+  assert.equal(await findActiveKeyByHash(server, sha256(key), Date.now()), undefined);
+  assert.ok(await findActiveKeyByHash(server, sha256(rolled.secretKey), Date.now()));
 });
 
 test('an unknown key is never cached: a key looked up before it existed is found once it exists', async () => {
@@ -76,8 +85,8 @@ test('an unknown key is never cached: a key looked up before it existed is found
     const unknown = ids.secretKey('test');
     // Let the period run out, so that the first lookup below starts a new one.
     await sleep(110);
-    assert.ok(await findActiveKeyByHash(server, sha256(known)), 'the known key is found');
-    assert.equal(await findActiveKeyByHash(server, sha256(unknown)), undefined, 'not there yet');
+    assert.ok(await findActiveKeyByHash(server, sha256(known), Date.now()), 'the known key is found');
+    assert.equal(await findActiveKeyByHash(server, sha256(unknown), Date.now()), undefined, 'not there yet');
     await other.kysely.transaction().execute(async (trx) => {
       await trx
         .updateTable('api_keys')
@@ -86,9 +95,9 @@ test('an unknown key is never cached: a key looked up before it existed is found
         .execute();
       await insertKey(trx, m.merchant.id, unknown);
     });
-    const found = await findActiveKeyByHash(server, sha256(unknown));
+    const found = await findActiveKeyByHash(server, sha256(unknown), Date.now());
     // Still served from the cache, so the lookup just before was too; else this attempt shows nothing.
-    const fromCache = await findActiveKeyByHash(server, sha256(known));
+    const fromCache = await findActiveKeyByHash(server, sha256(known), Date.now());
     if (fromCache === undefined) continue;
     assert.equal(
       found?.merchant.id,
@@ -116,3 +125,33 @@ async function insertKey(db: Kysely<Database>, merchantId: string, key: string) 
     })
     .execute();
 }
+test('a publishable key in its grace period works until that moment exactly, cached or not', async () => {
+  const created = await createMerchant(
+    server,
+    {
+      name: 'Grace',
+      environment: 'test',
+      headlessApiEnabled: false,
+      payoutCurrency: null,
+      allowedOrigins: [],
+    },
+    Date.now(),
+  );
+  const old = sha256(created.publishableKey);
+  const rolledAt = Date.now();
+  const rolled = await rollPublishableKey(server, created.merchant.id, rolledAt);
+  assert.ok(rolled);
+  const end = rolled.previousValidUntil;
+  assert.equal(end, rolledAt + ROTATION_GRACE_MS);
+  assert.equal((await findActiveKeyByHash(server, old, rolledAt))?.expiresAt, end, 'read');
+  const before = server.queryCount();
+  assert.ok(await findActiveKeyByHash(server, old, end - 1), 'cached, a millisecond before the end');
+  // Nothing was written since: the cache still holds the key, and must not answer it from the end on.
+  assert.equal(await findActiveKeyByHash(server, old, end), undefined);
+  assert.equal(await findActiveKeyByHash(server, old, end + 1), undefined);
+  assert.equal(server.queryCount(), before, 'all three from the cache');
+  // A fresh read (another connection, nothing cached there) agrees.
+  assert.ok(await findActiveKeyByHash(other, old, end - 1));
+  assert.equal(await findActiveKeyByHash(other, old, end), undefined);
+  assert.ok(await findActiveKeyByHash(server, sha256(rolled.value), end + 1), 'the new key has no end');
+});

@@ -43,16 +43,16 @@ describe('read cache on sqlite, counted in queries', () => {
 
   test('an API key found once is found again without a query', async () => {
     const hash = sha256(t.merchant.secretKey);
-    assert.equal((await queriesOf(t, () => findActiveKeyByHash(t.deps.db, hash))).queries, 1);
-    const hit = await queriesOf(t, () => findActiveKeyByHash(t.deps.db, hash));
+    assert.equal((await queriesOf(t, () => findActiveKeyByHash(t.deps.db, hash, Date.now()))).queries, 1);
+    const hit = await queriesOf(t, () => findActiveKeyByHash(t.deps.db, hash, Date.now()));
     assert.equal(hit.queries, 0);
     assert.equal(hit.value?.merchant.id, t.merchant.merchant.id);
   });
 
   test('an unknown key costs a query every time (misses are not kept)', async () => {
     const hash = sha256('svc_sk_test_0000000000000000unknown');
-    assert.equal((await queriesOf(t, () => findActiveKeyByHash(t.deps.db, hash))).queries, 1);
-    assert.equal((await queriesOf(t, () => findActiveKeyByHash(t.deps.db, hash))).queries, 1);
+    assert.equal((await queriesOf(t, () => findActiveKeyByHash(t.deps.db, hash, Date.now()))).queries, 1);
+    assert.equal((await queriesOf(t, () => findActiveKeyByHash(t.deps.db, hash, Date.now()))).queries, 1);
   });
 
   test('cached values are frozen: no caller can change what the next one reads', async () => {
@@ -61,7 +61,7 @@ describe('read cache on sqlite, counted in queries', () => {
     assert.ok(found);
     assert.ok(Object.isFrozen(found.session.embedOrigins));
     assert.throws(() => (found.session.embedOrigins as string[]).push('https://evil.example'), TypeError);
-    const key = await findActiveKeyByHash(t.deps.db, sha256(t.merchant.secretKey));
+    const key = await findActiveKeyByHash(t.deps.db, sha256(t.merchant.secretKey), Date.now());
     assert.ok(key);
     assert.throws(() => (key.merchant.allowedOrigins as string[]).push('https://evil.example'), TypeError);
   });
