@@ -129,7 +129,7 @@ export interface RefundView {
 }
 
 /** The answer to a cancel or an expiry, wherever it was asked for. */
-export const closedToWire = (session: Session, refunds: readonly RefundView[]) => ({
+export const closedToWire = ({ session, refunds }: { session: Session; refunds: readonly RefundView[] }) => ({
   session_id: session.id,
   status: session.status,
   refunds: refunds.map((r) => ({

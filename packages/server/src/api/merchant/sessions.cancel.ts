@@ -1,7 +1,7 @@
 // POST /sessions/{sessionId}/cancel — cancels an open session (docs/api.md#cancel-a-session).
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
-import { type ClosedSession, closeMerchantSession } from '../../flows/sessions.ts';
+import { closeMerchantSession } from '../../flows/sessions.ts';
 import { closedToWire } from '../../wire/mappers.ts';
 import { ClosedSessionSchema } from '../../wire/schemas.ts';
 import { callerOf } from '../auth.ts';
@@ -22,10 +22,8 @@ export function register(app: App, deps: Deps) {
     },
     async (request) => {
       const { merchant } = callerOf(request);
-      return withAnswer(
-        request,
-        (closed: ClosedSession) => closedToWire(closed.session, closed.refunds),
-        (answer) => closeMerchantSession(deps, merchant.id, request.params.sessionId, 'cancelled', answer),
+      return withAnswer(request, closedToWire, (answer) =>
+        closeMerchantSession(deps, merchant.id, request.params.sessionId, 'cancelled', answer),
       );
     },
   );

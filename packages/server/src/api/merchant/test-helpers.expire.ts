@@ -2,7 +2,7 @@
 // Not registered in production, where the path answers 404 like any unknown route.
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
-import { type ClosedSession, closeMerchantSession } from '../../flows/sessions.ts';
+import { closeMerchantSession } from '../../flows/sessions.ts';
 import { closedToWire } from '../../wire/mappers.ts';
 import { ClosedSessionSchema } from '../../wire/schemas.ts';
 import { callerOf } from '../auth.ts';
@@ -24,10 +24,8 @@ export function register(app: App, deps: Deps) {
     },
     async (request) => {
       const { merchant } = callerOf(request);
-      return withAnswer(
-        request,
-        (closed: ClosedSession) => closedToWire(closed.session, closed.refunds),
-        (answer) => closeMerchantSession(deps, merchant.id, request.params.sessionId, 'expired', answer),
+      return withAnswer(request, closedToWire, (answer) =>
+        closeMerchantSession(deps, merchant.id, request.params.sessionId, 'expired', answer),
       );
     },
   );

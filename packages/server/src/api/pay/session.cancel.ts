@@ -2,7 +2,7 @@
 // (docs/api.md#pay-page-api); the answer is the merchant API's cancel answer.
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
-import { type ClosedSession, closeSessionOrFail } from '../../flows/sessions.ts';
+import { closeSessionOrFail } from '../../flows/sessions.ts';
 import { closedToWire } from '../../wire/mappers.ts';
 import { withAnswer } from '../idempotency.ts';
 import { rateLimitConfig } from '../schemas.ts';
@@ -18,10 +18,8 @@ export function register(app: App, deps: Deps) {
     },
     async (request) => {
       const { session } = payAccessOf(request);
-      return withAnswer(
-        request,
-        (closed: ClosedSession) => closedToWire(closed.session, closed.refunds),
-        (answer) => closeSessionOrFail(deps, session.id, 'cancelled', answer),
+      return withAnswer(request, closedToWire, (answer) =>
+        closeSessionOrFail(deps, session.id, 'cancelled', answer),
       );
     },
   );
