@@ -28,6 +28,13 @@ for (const dialect of DIALECTS) {
         key: t.merchant.secretKey,
       });
       assert.equal(shown.body.status, 'expired');
+      // Expired now, so it says so: expires_at is the moment of expiry, not the 48 hours it had left.
+      const expiredAt = Date.parse(shown.body.expires_at);
+      assert.ok(expiredAt <= Date.now(), `expires_at ${shown.body.expires_at} is not in the past`);
+      assert.ok(
+        expiredAt > Date.parse(created.expires_at) - 48 * 60 * 60 * 1000,
+        'and not before the session began',
+      );
       const events = await eventRows(t, created.session_id);
       assert.deepEqual(
         events.map((e) => e.type),
