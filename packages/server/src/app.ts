@@ -35,6 +35,34 @@ export type App = FastifyInstance<
 
 const BODY_LIMIT_BYTES = 256 * 1024;
 
+/** Arrays and objects nested deeper than this are not JSON we read (docs/api.md#errors). */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether JSON text opens more than `max` arrays or objects inside one another. One pass and no
+ * recursion, so it cannot overflow whatever the text is; brackets inside strings are skipped. It does not
+ * check the text is JSON: the parser does that next.
+ */
+export function nestedDeeperThan(text: string, max: number): boolean {
+  if (text.length <= max) return false;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      for (i++; i < text.length; i++) {
+        const s = text.charCodeAt(i);
+        if (s === 0x5c /* \ */) i++;
+        else if (s === 0x22) break;
+      }
+    } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
+      depth--;
+    }
+  }
+  return false;
+}
+
 /**
  * One log line per request, when it completes. The route pattern, never the URL: pay-page URLs carry
  * access tokens. No headers and no bodies, so keys and card numbers cannot reach the log.
@@ -102,12 +130,24 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
 
   // JSON only: a text/plain body is 400 invalid_json like any other non-JSON body. An empty body is no
   // body, because clients that always send Content-Type: application/json call DELETE and the body-less
-  // POSTs that way; a route that needs a body still answers 400 through its schema.
+  // POSTs that way; a route that needs a body still answers 400 through its schema. JSON nested deeper
+  // than MAX_JSON_DEPTH is refused before it is parsed (docs/api.md#errors): code that walks a body
+  // recursively (JSON.stringify, the validator) must never meet one deep enough to overflow the stack.
+  // Fastify's parser refuses __proto__ and constructor.prototype keys (prototype poisoning).
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body.length === 0) return done(null, undefined);
-    return parseJson(request, String(body), done);
+    const text = String(body);
+    if (text.length === 0) return done(null, undefined);
+    if (nestedDeeperThan(text, MAX_JSON_DEPTH)) {
+      return done(
+        new ServiceError('invalid_json', {
+          message: `The request body is not valid JSON: it is nested deeper than ${MAX_JSON_DEPTH} levels.`,
+        }),
+        undefined,
+      );
+    }
+    return parseJson(request, text, done);
   });
 
   app.setValidatorCompiler(validatorCompiler);
@@ -168,6 +208,25 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       security: [{ bearer: [] }],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    // @fastify/swagger marks every request body required; a POST that takes none (NoBody) is documented
+    // as what it is: an optional body that may only be {}.
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      const { openapiObject } = document;
+      for (const item of Object.values(openapiObject.paths ?? {})) {
+        for (const operation of Object.values(item ?? {}) as { requestBody?: OpenApiRequestBody }[]) {
+          const schema = operation.requestBody?.content?.['application/json']?.schema;
+          if (!schema?.['x-no-body']) continue;
+          const description = String(schema.description);
+          operation.requestBody = {
+            required: false,
+            description,
+            content: { 'application/json': { schema: { type: 'object', additionalProperties: false } } },
+          };
+        }
+      }
+      return openapiObject;
+    },
   });
 
   // Each HTTP surface is an encapsulated plugin with its own hooks (docs/architecture.md).
@@ -176,6 +235,12 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(payApi, { prefix: `${config.payPrefix}/api/v1`, deps });
   await app.register(hostedPages, { prefix: config.payPrefix, deps });
   return app;
+}
+
+interface OpenApiRequestBody {
+  required?: boolean;
+  description?: string;
+  content?: Record<string, { schema?: Record<string, unknown> }>;
 }
 
 function isBlocked(deps: Deps, ip: string): boolean {

@@ -51,6 +51,9 @@ export function fieldPath(instancePath: string, root: string): string {
 const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
 
 export function describeError(error: ErrorObject, root: string): string {
+  // A schema may word its own refusal (NoBody in api/schemas.ts): one sentence for whatever broke it.
+  const own = (error.parentSchema as { errorMessage?: unknown } | undefined)?.errorMessage;
+  if (typeof own === 'string') return own;
   const at = fieldPath(error.instancePath, root);
   const join = (name: string) => (at === 'body' ? name : `${at}.${name}`);
   const p = error.params as Record<string, unknown>;

@@ -5,7 +5,14 @@ import { closeMerchantSession } from '../../flows/sessions.ts';
 import { closedToWire } from '../../wire/mappers.ts';
 import { ClosedSessionSchema } from '../../wire/schemas.ts';
 import { authenticate, callerOf } from '../auth.ts';
-import { AUTH_ERRORS, rateLimitConfig, responses, SessionParams } from '../schemas.ts';
+import {
+  AUTH_ERRORS,
+  NoBody,
+  rateLimitConfig,
+  refuseNullBody,
+  responses,
+  SessionParams,
+} from '../schemas.ts';
 
 export function register(app: App, deps: Deps) {
   app.post(
@@ -15,10 +22,12 @@ export function register(app: App, deps: Deps) {
         summary: 'Cancel a session',
         tags: ['sessions'],
         params: SessionParams,
+        body: NoBody,
         response: responses(ClosedSessionSchema, [...AUTH_ERRORS, 404, 409]),
       },
       config: rateLimitConfig(deps, 'SESSIONS_CANCEL'),
       onRequest: authenticate(deps, 'secret'),
+      preValidation: refuseNullBody,
     },
     async (request) => {
       const { merchant } = callerOf(request);

@@ -6,7 +6,14 @@ import { closeMerchantSession } from '../../flows/sessions.ts';
 import { closedToWire } from '../../wire/mappers.ts';
 import { ClosedSessionSchema } from '../../wire/schemas.ts';
 import { authenticate, callerOf } from '../auth.ts';
-import { AUTH_ERRORS, rateLimitConfig, responses, SessionParams } from '../schemas.ts';
+import {
+  AUTH_ERRORS,
+  NoBody,
+  rateLimitConfig,
+  refuseNullBody,
+  responses,
+  SessionParams,
+} from '../schemas.ts';
 
 export function register(app: App, deps: Deps) {
   if (deps.config.serviceEnv !== 'sandbox') return;
@@ -17,10 +24,12 @@ export function register(app: App, deps: Deps) {
         summary: 'Expire a session now (sandbox only)',
         tags: ['test helpers'],
         params: SessionParams,
+        body: NoBody,
         response: responses(ClosedSessionSchema, [...AUTH_ERRORS, 404, 409]),
       },
       config: rateLimitConfig(deps, 'TEST_HELPERS'),
       onRequest: authenticate(deps, 'secret'),
+      preValidation: refuseNullBody,
     },
     async (request) => {
       const { merchant } = callerOf(request);

@@ -5,13 +5,17 @@ import type { Deps } from '../../deps.ts';
 import { organizerSession } from '../../flows/pay-access.ts';
 import { closeSessionOrFail } from '../../flows/sessions.ts';
 import { closedToWire } from '../../wire/mappers.ts';
-import { rateLimitConfig } from '../schemas.ts';
+import { NoBody, rateLimitConfig, refuseNullBody } from '../schemas.ts';
 import { AccessQuery } from './pay.schemas.ts';
 
 export function register(app: App, deps: Deps) {
   app.post(
     '/session/cancel',
-    { schema: { hide: true, querystring: AccessQuery }, config: rateLimitConfig(deps, 'PAY_WRITE') },
+    {
+      schema: { hide: true, querystring: AccessQuery, body: NoBody },
+      config: rateLimitConfig(deps, 'PAY_WRITE'),
+      preValidation: refuseNullBody,
+    },
     async (request) => {
       const session = await organizerSession(deps, request.query.access);
       const closed = await closeSessionOrFail(deps, session.id, 'cancelled');

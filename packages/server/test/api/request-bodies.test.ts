@@ -1,0 +1,139 @@
+// Request bodies the API refuses before anything runs (docs/api.md#errors): JSON nested deeper than 64
+// levels is 400 invalid_json, and the POSTs that take no body accept none or {} and refuse anything else
+// with one sentence of ours. Both held with and without an Idempotency-Key, which once answered 500.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type TestApp, type TestResponse } from '../helpers/app.ts';
+import { DIALECTS } from '../helpers/databases.ts';
+import { createSession, organizerToken, SESSION_ENV } from '../helpers/sessions.ts';
+
+const NO_BODY = 'This request takes no body; send none or {}.';
+
+function assertError(res: TestResponse, status: number, code: string, message?: string | RegExp) {
+  assert.equal(res.status, status, res.text);
+  assert.equal(res.body.code, code, res.text);
+  assert.match(res.body.request_id, /^req_/);
+  assert.equal(res.headers.get('x-request-id'), res.body.request_id);
+  if (typeof message === 'string') assert.equal(res.body.error, message);
+  else if (message) assert.match(res.body.error, message);
+}
+
+const nested = (depth: number, open = '[', close = ']', inner = '') =>
+  open.repeat(depth) + inner + close.repeat(depth);
+
+for (const dialect of DIALECTS) {
+  describe(`request bodies on ${dialect.name}`, { skip: dialect.skip }, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp(dialect, {
+        env: { ...SESSION_ENV, RATE_LIMIT_WEBHOOKS_WRITE: '10000', RATE_LIMIT_WEBHOOKS_READ: '10000' },
+      });
+    });
+    after(() => t?.close());
+
+    /** The body-less POSTs, each on a session of its own so that none is closed by another. */
+    async function bodylessPosts(): Promise<{ name: string; path: string; key?: string }[]> {
+      const [a, b, c, d] = await Promise.all([1, 2, 3, 4].map(() => createSession(t)));
+      const key = t.merchant.secretKey;
+      return [
+        { name: 'cancel', path: `/v1/sessions/${a?.session_id}/cancel`, key },
+        { name: 'remind', path: `/v1/sessions/${b?.session_id}/remind`, key },
+        { name: 'expire', path: `/v1/test_helpers/sessions/${c?.session_id}/expire`, key },
+        { name: 'pay cancel', path: `/api/v1/session/cancel?access=${organizerToken(d as never)}` },
+      ];
+    }
+
+    test('5,000 nested [ with an Idempotency-Key is 400 invalid_json on every body-less POST (was 500)', async () => {
+      const routes = [
+        ...(await bodylessPosts()),
+        { name: 'pay cancel, unknown token', path: '/api/v1/session/cancel?access=nope' },
+      ];
+      for (const route of routes) {
+        for (const body of [nested(5000), nested(5000, '{"a":', '}', '1')]) {
+          const res = await t.request('POST', route.path, {
+            key: route.key,
+            rawBody: body,
+            headers: { 'idempotency-key': `deep-${route.name}-${body.length}` },
+          });
+          assertError(res, 400, 'invalid_json', /nested deeper than 64 levels/);
+        }
+      }
+      assert.ok(!t.logLines.some((line) => JSON.parse(line).level >= 50), 'nothing logged as an error');
+    });
+
+    test('64 levels are JSON as any other; 65 are refused, on routes with a body too', async () => {
+      const key = t.merchant.secretKey;
+      const at64 = await t.request('POST', '/v1/webhooks', { key, rawBody: nested(64) });
+      assertError(at64, 400, 'invalid_request', 'body must be an object');
+      const at65 = await t.request('POST', '/v1/webhooks', { key, rawBody: nested(65) });
+      assertError(
+        at65,
+        400,
+        'invalid_json',
+        'The request body is not valid JSON: it is nested deeper than 64 levels.',
+      );
+      // Brackets inside strings are text, not nesting; escaped quotes do not end a string.
+      const inString = JSON.stringify({ url: `https://hooks.example/${'['.repeat(500)}\\"{`, events: ['*'] });
+      const res = await t.request('POST', '/v1/webhooks', { key, rawBody: inString });
+      assert.ok(res.status !== 400 || res.body.code !== 'invalid_json', res.text);
+      const objects = await t.request('POST', '/v1/webhooks', {
+        key,
+        rawBody: `{"url":"https://hooks.example/x","events":["*"],"x":${nested(70, '{"a":', '}', '1')}}`,
+      });
+      assertError(objects, 400, 'invalid_json', /nested deeper than 64 levels/);
+    });
+
+    test('the prototype-poisoning protection still holds', async () => {
+      for (const rawBody of [
+        '{"__proto__":{"x":1},"url":"https://hooks.example/gc","events":["*"]}',
+        '{"constructor":{"prototype":{"x":1}},"url":"https://hooks.example/gc","events":["*"]}',
+      ]) {
+        const res = await t.request('POST', '/v1/webhooks', { key: t.merchant.secretKey, rawBody });
+        assertError(res, 400, 'invalid_json');
+      }
+    });
+
+    test('a body-less POST accepts no body, an empty body or {}', async () => {
+      for (const rawBody of [undefined, '', '{}', ' { } ']) {
+        for (const route of await bodylessPosts()) {
+          const res = await t.request('POST', route.path, { key: route.key, rawBody });
+          assert.equal(res.status, 200, `${route.name} ${JSON.stringify(rawBody)}: ${res.text}`);
+        }
+      }
+    });
+
+    test('a body-less POST refuses any other body with our sentence, with or without a key', async () => {
+      const junk = ['[]', 'null', '0', '"x"', 'true', '{"a":1}', '{"__proto__x":1}', nested(64), '[{}]'];
+      for (const route of await bodylessPosts()) {
+        for (const [i, rawBody] of junk.entries()) {
+          for (const idempotencyKey of [undefined, `junk-${route.name}-${i}`]) {
+            const res = await t.request('POST', route.path, {
+              key: route.key,
+              rawBody,
+              headers: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {},
+            });
+            assertError(res, 400, 'invalid_request', NO_BODY);
+            for (const detail of res.body.details ?? []) assert.equal(detail, NO_BODY);
+          }
+        }
+        // Nothing ran: the session is still open, so the route still answers 200.
+        const ok = await t.request('POST', route.path, { key: route.key });
+        assert.equal(ok.status, 200, `${route.name}: ${ok.text}`);
+      }
+    });
+
+    test('the OpenAPI document does not say the body-less POSTs need a body', async () => {
+      const doc = (await t.request('GET', '/v1/openapi.json')).body;
+      for (const [path, method] of [
+        ['/sessions/{sessionId}/cancel', 'post'],
+        ['/sessions/{sessionId}/remind', 'post'],
+        ['/test_helpers/sessions/{sessionId}/expire', 'post'],
+      ] as const) {
+        const operation = doc.paths[path][method];
+        assert.equal(operation.requestBody?.required, false, `${method} ${path}`);
+      }
+      const create = doc.paths['/sessions'].post;
+      assert.equal(create.requestBody.required, true);
+    });
+  });
+}
