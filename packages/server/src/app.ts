@@ -16,6 +16,16 @@ import { clientNetwork } from './api/auth.ts';
 import { answerClientError, routerError, STATUS_OF, sendError, toServiceError } from './api/errors.ts';
 import * as health from './api/health.ts';
 import { idempotencyOnSend } from './api/idempotency.ts';
+import {
+  MAX_JSON_DEPTH,
+  mayHoldNul,
+  nestedDeeperThan,
+  nulAt,
+  nulInUrl,
+  nulRefused,
+  tooDeep,
+  urlHoldsNul,
+} from './api/json.ts';
 import { merchantApi } from './api/merchant/index.ts';
 import { payApi } from './api/pay/index.ts';
 import { ErrorSchema } from './api/schemas.ts';
@@ -34,34 +44,6 @@ export type App = FastifyInstance<
 >;
 
 const BODY_LIMIT_BYTES = 256 * 1024;
-
-/** Arrays and objects nested deeper than this are not JSON we read (docs/api.md#errors). */
-export const MAX_JSON_DEPTH = 64;
-
-/**
- * Whether JSON text opens more than `max` arrays or objects inside one another. One pass and no
- * recursion, so it cannot overflow whatever the text is; brackets inside strings are skipped. It does not
- * check the text is JSON: the parser does that next.
- */
-export function nestedDeeperThan(text: string, max: number): boolean {
-  if (text.length <= max) return false;
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      for (i++; i < text.length; i++) {
-        const s = text.charCodeAt(i);
-        if (s === 0x5c /* \ */) i++;
-        else if (s === 0x22) break;
-      }
-    } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
-      depth--;
-    }
-  }
-  return false;
-}
 
 /**
  * One log line per request, when it completes. The route pattern, never the URL: pay-page URLs carry
@@ -133,21 +115,20 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   // POSTs that way; a route that needs a body still answers 400 through its schema. JSON nested deeper
   // than MAX_JSON_DEPTH is refused before it is parsed (docs/api.md#errors): code that walks a body
   // recursively (JSON.stringify, the validator) must never meet one deep enough to overflow the stack.
-  // Fastify's parser refuses __proto__ and constructor.prototype keys (prototype poisoning).
+  // Fastify's parser refuses __proto__ and constructor.prototype keys (prototype poisoning). A NUL in any
+  // string is refused, naming the field: PostgreSQL cannot store it (api/json.ts).
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = String(body);
     if (text.length === 0) return done(null, undefined);
-    if (nestedDeeperThan(text, MAX_JSON_DEPTH)) {
-      return done(
-        new ServiceError('invalid_json', {
-          message: `The request body is not valid JSON: it is nested deeper than ${MAX_JSON_DEPTH} levels.`,
-        }),
-        undefined,
-      );
-    }
-    return parseJson(request, text, done);
+    if (nestedDeeperThan(text, MAX_JSON_DEPTH)) return done(tooDeep(), undefined);
+    if (!mayHoldNul(text)) return parseJson(request, text, done);
+    return parseJson(request, text, (error, parsed) => {
+      const at = error ? undefined : nulAt(parsed);
+      if (at !== undefined) return done(nulRefused(at), undefined);
+      return done(error, parsed);
+    });
   });
 
   app.setValidatorCompiler(validatorCompiler);
@@ -159,6 +140,8 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     reply.header('x-request-id', request.id);
     if (!request.routeOptions.config.public && isBlocked(deps, request.ip))
       return done(new ServiceError('ip_blocked'));
+    // No id, token or parameter of ours holds NUL, and PostgreSQL cannot compare text with one.
+    if (urlHoldsNul(request.url)) return done(nulInUrl());
     done();
   });
 

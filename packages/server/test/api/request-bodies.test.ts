@@ -1,6 +1,7 @@
-// Request bodies the API refuses before anything runs (docs/api.md#errors): JSON nested deeper than 64
-// levels is 400 invalid_json, and the POSTs that take no body accept none or {} and refuse anything else
-// with one sentence of ours. Both held with and without an Idempotency-Key, which once answered 500.
+// Request bodies and URLs the API refuses before anything runs (docs/api.md#errors): JSON nested deeper
+// than 64 levels is 400 invalid_json, the POSTs that take no body accept none or {} and refuse anything
+// else with one sentence of ours, and NUL is refused in the URL and in any string of a body. Each of
+// these once answered 500 (deep JSON with an Idempotency-Key; NUL on PostgreSQL, which cannot store it).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp, type TestResponse } from '../helpers/app.ts';
@@ -120,6 +121,109 @@ for (const dialect of DIALECTS) {
         const ok = await t.request('POST', route.path, { key: route.key });
         assert.equal(ok.status, 200, `${route.name}: ${ok.text}`);
       }
+    });
+
+    test('NUL in a path parameter or a query parameter is 400 invalid_request on every route (was 500 on PostgreSQL)', async () => {
+      const created = await createSession(t);
+      const key = t.merchant.secretKey;
+      const cases: [string, string, string | undefined][] = [
+        ['GET', '/v1/sessions/%00', key],
+        ['GET', `/v1/sessions/${created.session_id}%00`, key],
+        ['POST', '/v1/sessions/gs_%00/cancel', key],
+        ['POST', '/v1/sessions/gs_%00/remind', key],
+        ['POST', '/v1/test_helpers/sessions/gs_%00/expire', key],
+        ['DELETE', '/v1/webhooks/we_%00', key],
+        ['GET', '/v1/sessions?limit=%00', key],
+        ['GET', '/api/v1/shares/shr_%00', undefined],
+        ['GET', '/api/v1/session?access=gat_%00', undefined],
+        ['GET', `/api/v1/session?access=${created.group_access_token}%00`, undefined],
+        ['POST', '/api/v1/session/join?access=gat_%00', undefined],
+        ['POST', '/api/v1/session/cancel?access=at_%00', undefined],
+      ];
+      for (const [method, path, k] of cases) {
+        const res = await t.request(method, path, {
+          key: k,
+          body: method === 'POST' ? { name: 'Ada' } : undefined,
+        });
+        assertError(res, 400, 'invalid_request', 'The request URL must not contain the NUL character (%00).');
+      }
+      assert.ok(!t.logLines.some((line) => JSON.parse(line).level >= 50), 'nothing logged as an error');
+    });
+
+    test('NUL in any string or key of a body is 400, naming the field (was 500 on PostgreSQL)', async () => {
+      const created = await createSession(t);
+      const key = t.merchant.secretKey;
+      const cart = { total: 100, currency: 'usd', items: [{ name: 'Cake', quantity: 1, unit_price: 100 }] };
+      const cases: [string, string, string | undefined, unknown, string, string][] = [
+        [
+          'POST',
+          '/v1/sessions',
+          key,
+          { cart, customer: { name: 'Ada\u0000' } },
+          'invalid_request',
+          'customer.name',
+        ],
+        [
+          'POST',
+          '/v1/sessions',
+          key,
+          { cart, customer: { phone: '\u0000' } },
+          'invalid_request',
+          'customer.phone',
+        ],
+        [
+          'POST',
+          '/v1/sessions',
+          key,
+          { cart: { ...cart, metadata: { order_ref: 'A\u0000' } } },
+          'invalid_cart',
+          'cart.metadata.order_ref',
+        ],
+        [
+          'POST',
+          '/v1/sessions',
+          key,
+          { cart: { ...cart, metadata: { 'k\u0000': 'v' } } },
+          'invalid_cart',
+          'cart.metadata["k\\u0000"]',
+        ],
+        [
+          'POST',
+          `/api/v1/session/join?access=${created.group_access_token}`,
+          undefined,
+          { name: 'Ben\u0000' },
+          'invalid_request',
+          'name',
+        ],
+        [
+          'PUT',
+          `/api/v1/session/group?access=${organizerToken(created)}`,
+          undefined,
+          { mode: 'equal', members: [{ name: 'Ada' }, { name: '\u0000' }] },
+          'invalid_request',
+          'members[1].name',
+        ],
+        [
+          'POST',
+          '/v1/webhooks',
+          key,
+          { url: 'https://h.example/\u0000', events: ['*'] },
+          'invalid_request',
+          'url',
+        ],
+      ];
+      for (const [method, path, k, body, code, field] of cases) {
+        // JSON.stringify writes each NUL as the escape \u0000, as any client would.
+        const res = await t.request(method, path, { key: k, body });
+        assertError(res, 400, code, `${field} must not contain the NUL character (\\u0000)`);
+      }
+      // An escaped backslash followed by u0000 is text, not NUL.
+      const text = await t.request('POST', `/api/v1/session/join?access=${created.group_access_token}`, {
+        rawBody: '{"name":"Cy \\\\u0000"}',
+      });
+      assert.equal(text.status, 200, text.text);
+      assert.equal(text.body.member.name, 'Cy \\u0000');
+      assert.ok(!t.logLines.some((line) => JSON.parse(line).level >= 50), 'nothing logged as an error');
     });
 
     test('the OpenAPI document does not say the body-less POSTs need a body', async () => {
