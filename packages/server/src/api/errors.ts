@@ -111,7 +111,7 @@ export function routerError(error: FastifyError): ServiceError {
  * Requests Node's HTTP parser refuses (a malformed request line, headers over the limit) never become a
  * Fastify request: answer them on the socket, in our shape, as Fastify's own handler would.
  */
-export function answerClientError(error: Error & { code?: string }, socket: Socket) {
+export function answerClientError(error: Error & { code?: string; rawPacket?: unknown }, socket: Socket) {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const serviceError =
     error.code === 'HPE_HEADER_OVERFLOW'
@@ -122,11 +122,15 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
   const id = ids.request();
   const body = errorBody(id, serviceError);
   const status = STATUS_OF[serviceError.code];
+  // An answer to HEAD has no body, even when the request line after the method is broken (a raw byte
+  // over 0x7f in the URL): a client reads whatever follows the headers as a protocol error.
+  const raw = error.rawPacket;
+  const head = Buffer.isBuffer(raw) && raw.subarray(0, 5).toString('latin1') === 'HEAD ';
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+        `X-Request-Id: ${id}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
     );
   }
   socket.destroy(error);

@@ -3,6 +3,7 @@
 // else with one sentence of ours, and NUL is refused in the URL and in any string of a body. Each of
 // these once answered 500 (deep JSON with an Idempotency-Key; NUL on PostgreSQL, which cannot store it).
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp, type TestResponse } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
@@ -224,6 +225,36 @@ for (const dialect of DIALECTS) {
       assert.equal(text.status, 200, text.text);
       assert.equal(text.body.member.name, 'Cy \\u0000');
       assert.ok(!t.logLines.some((line) => JSON.parse(line).level >= 50), 'nothing logged as an error');
+    });
+
+    test('a HEAD request whose URL is not valid HTTP is answered 400 without a body, which a client can read', async () => {
+      const url = new URL(t.baseUrl);
+      for (const method of ['HEAD', 'GET']) {
+        // A raw byte over 0x7f in the request line: Node's parser refuses it before Fastify sees it.
+        const answer = await new Promise<{ status: number; id: unknown; text: string } | string>(
+          (resolve) => {
+            const req = httpRequest(
+              { host: url.hostname, port: url.port, method, path: '/v1/\xff' },
+              (res) => {
+                let text = '';
+                res.on('data', (chunk) => {
+                  text += chunk;
+                });
+                res.on('end', () =>
+                  resolve({ status: res.statusCode ?? 0, id: res.headers['x-request-id'], text }),
+                );
+              },
+            );
+            req.on('error', (error) => resolve(`client error: ${error.message}`));
+            req.end();
+          },
+        );
+        assert.ok(typeof answer === 'object', `${method}: ${answer}`);
+        assert.equal(answer.status, 400);
+        assert.match(String(answer.id), /^req_/);
+        if (method === 'HEAD') assert.equal(answer.text, '');
+        else assert.equal(JSON.parse(answer.text).request_id, answer.id);
+      }
     });
 
     test('the OpenAPI document does not say the body-less POSTs need a body', async () => {
