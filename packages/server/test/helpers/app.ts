@@ -2,6 +2,7 @@
 // and a captured log. Requests go over HTTP with fetch, as a merchant's would.
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import type { RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import { type App, buildApp } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
@@ -24,8 +25,8 @@ export interface TestApp {
   baseUrl: string;
   /** Everything the app logged, one JSON line per entry. */
   logLines: string[];
-  /** Every route as registered, HEAD routes and the preflight included. */
-  routes: { method: string; url: string }[];
+  /** Every route as registered, HEAD routes and the preflight included, with its schema as given. */
+  routes: { method: string; url: string; schema?: RouteOptions['schema'] }[];
   merchant: TestMerchant;
   createMerchant(
     options?: Partial<{
@@ -86,7 +87,8 @@ export async function startTestApp(dialect: DialectCase, options: StartOptions =
   const routes: TestApp['routes'] = [];
   const app = await buildApp(deps, {
     onRoute: (route) => {
-      for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+      for (const method of [route.method].flat())
+        routes.push({ method, url: route.url, schema: route.schema });
     },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
