@@ -59,7 +59,11 @@ export const NoBody = Type.Unsafe<Record<string, never> | undefined>({
 
 /** preValidation hook of the routes whose body is NoBody: a JSON `null` sent as the body is junk too. */
 export const refuseNullBody: preValidationHookHandler = (request, _reply, done) => {
-  if (request.body === null) return done(new ServiceError('invalid_request', { message: NO_BODY_MESSAGE }));
+  if (request.body === null) {
+    return done(
+      new ServiceError('invalid_request', { message: NO_BODY_MESSAGE, details: [NO_BODY_MESSAGE] }),
+    );
+  }
   done();
 };
 

@@ -115,7 +115,7 @@ for (const dialect of DIALECTS) {
               headers: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {},
             });
             assertError(res, 400, 'invalid_request', NO_BODY);
-            for (const detail of res.body.details ?? []) assert.equal(detail, NO_BODY);
+            assert.deepEqual(res.body.details, [NO_BODY], res.text);
           }
         }
         // Nothing ran: the session is still open, so the route still answers 200.
