@@ -309,6 +309,49 @@ const UNKNOWN_ROUTES: Operation = {
   }),
 };
 
+/**
+ * Requests every run sends first, whatever the seed: shapes that once broke the service, so that the
+ * short run of `npm test` meets each of them on every route (docs/decisions.md#fuzz-suite).
+ */
+function corpus(op: Operation): Plan[] {
+  const base: Plan = {
+    method: op.method,
+    params: Object.fromEntries([...op.url.matchAll(/:(\w+)|\*/g)].map((m) => [m[1] ?? '*', { pool: 0 }])),
+    query: { values: {}, access: { organizer: 0 }, mode: 'values', raw: '' },
+    auth: 'Bearer {sk}',
+    origin: undefined,
+    merchantId: undefined,
+    idempotencyKey: 'corpus-key',
+    contentType: 'application/json',
+    body: { kind: 'none' },
+    sign: 'body',
+    accept: undefined,
+  };
+  // Every path parameter as `raw` (for unknown routes, the whole path).
+  const unknown = op === UNKNOWN_ROUTES;
+  const raw = (text: string) =>
+    Object.fromEntries(
+      Object.keys(base.params).map((name) => [name, { raw: unknown ? `/v1/${text}` : text }]),
+    );
+  if (unknown) base.params = raw('nowhere');
+  return [
+    // 5,000 nested [ with an Idempotency-Key: a stack overflow in the idempotency hook (500).
+    { ...base, body: { kind: 'text', text: `${'['.repeat(5000)}${']'.repeat(5000)}` } },
+    {
+      ...base,
+      query: { ...base.query, access: { raw: 'nope' } },
+      body: { kind: 'text', text: `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}` },
+    },
+    // NUL in an id, a token or a stored string: PostgreSQL refuses it (500).
+    { ...base, params: raw('x%00'), query: { ...base.query, access: { raw: 'gat_\u0000' } } },
+    { ...base, body: { kind: 'text', text: '{"name":"\\u0000","customer":{"name":"\\u0000"}}' } },
+    // A HEAD whose URL is not valid HTTP, answered with a body a client cannot read.
+    { ...base, method: 'HEAD', params: raw('\xff') },
+    // Over the body limit.
+    { ...base, body: { kind: 'sized', bytes: 1024 * 1024, value: {} } },
+  ];
+}
+
 /** A stable number per operation, so each has its own stream of requests whatever the others are. */
 function seedOf(name: string): number {
   let hash = 0x811c9dc5;
@@ -691,7 +734,7 @@ for (const dialect of DIALECTS) {
         const logStart = state.t.logLines.length;
         const statuses = new Map<string, number>();
         const breaches = new Map<string, { count: number; example: string }>();
-        const plans = fc.sample(op.plans, { seed: seedOf(op.name), numRuns: RUNS });
+        const plans = [...corpus(op), ...fc.sample(op.plans, { seed: seedOf(op.name), numRuns: RUNS })];
         const started = performance.now();
         for (const [index, plan] of plans.entries()) {
           // Open sessions for the operations that close them, all along a long run.
