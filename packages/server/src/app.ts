@@ -19,8 +19,6 @@ import {
   answerOnSocket,
   BASE_HEADERS,
   invalidJsonBody,
-  NOT_FOUND_BY_PARAM,
-  nulInBody,
   routerError,
   STATUS_OF,
   sendError,
@@ -28,6 +26,16 @@ import {
 } from './api/errors.ts';
 import * as health from './api/health.ts';
 import { idempotencyOnSend } from './api/idempotency.ts';
+import {
+  MAX_JSON_DEPTH,
+  mayHoldNul,
+  nestedDeeperThan,
+  nulAt,
+  nulInUrl,
+  nulRefused,
+  tooDeep,
+  urlHoldsNul,
+} from './api/json.ts';
 import { merchantApi } from './api/merchant/index.ts';
 import { payApi } from './api/pay/index.ts';
 import { ErrorSchema } from './api/schemas.ts';
@@ -127,16 +135,21 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
 
   // JSON only: a text/plain body is 400 invalid_json like any other non-JSON body. An empty body is no
   // body, because clients that always send Content-Type: application/json call DELETE and the body-less
-  // POSTs that way; a route that needs a body still answers 400 through its schema.
+  // POSTs that way; a route that needs a body still answers 400 through its schema. JSON nested deeper
+  // than MAX_JSON_DEPTH is refused before it is parsed (docs/api.md#errors): code that walks a body
+  // recursively (JSON.stringify, the validator) must never meet one deep enough to overflow the stack.
+  // Fastify's parser refuses __proto__ and constructor.prototype keys (prototype poisoning). A NUL in any
+  // string is refused, naming the field: PostgreSQL cannot store it (api/json.ts).
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body.length === 0) return done(null, undefined);
     const text = String(body);
+    if (text.length === 0) return done(null, undefined);
+    if (nestedDeeperThan(text, MAX_JSON_DEPTH)) return done(tooDeep(), undefined);
     return parseJson(request, text, (error, value) => {
       if (error) return done(invalidJsonBody(text), undefined);
-      const refused = nulInBody(text, value);
-      return refused ? done(refused, undefined) : done(null, value);
+      const nul = mayHoldNul(text) ? nulAt(value) : undefined;
+      return nul === undefined ? done(null, value) : done(nulRefused(nul), undefined);
     });
   });
 
@@ -153,6 +166,8 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     // requests are counted and carry the RateLimit headers like any other.
     if (!route.public && !route.rateLimit && isBlocked(deps, request.ip))
       return done(new ServiceError('ip_blocked'));
+    // No id, token or parameter of ours holds NUL, and PostgreSQL cannot compare text with one.
+    if (urlHoldsNul(request.url)) return done(nulInUrl());
     done();
   });
   app.addHook('preParsing', (request, _reply, payload, done) => {
@@ -160,16 +175,6 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     if (!route.public && route.rateLimit && isBlocked(deps, request.ip))
       return done(new ServiceError('ip_blocked'));
     done(null, payload);
-  });
-
-  // No id holds a NUL character, and PostgreSQL text cannot: a path naming one is an unknown resource,
-  // answered without asking the database.
-  app.addHook('preValidation', (request, _reply, done) => {
-    for (const [name, value] of Object.entries((request.params ?? {}) as Record<string, unknown>)) {
-      if (typeof value === 'string' && value.includes('\u0000'))
-        return done(new ServiceError(NOT_FOUND_BY_PARAM[name] ?? 'route_not_found'));
-    }
-    done();
   });
 
   // Every JSON object we answer carries request_id (docs/api.md#conventions), placed first: the one place
@@ -218,6 +223,25 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       security: [{ bearer: [] }],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    // @fastify/swagger marks every request body required; a POST that takes none (NoBody) is documented
+    // as what it is: an optional body that may only be {}.
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      const { openapiObject } = document;
+      for (const item of Object.values(openapiObject.paths ?? {})) {
+        for (const operation of Object.values(item ?? {}) as { requestBody?: OpenApiRequestBody }[]) {
+          const schema = operation.requestBody?.content?.['application/json']?.schema;
+          if (!schema?.['x-no-body']) continue;
+          const description = String(schema.description);
+          operation.requestBody = {
+            required: false,
+            description,
+            content: { 'application/json': { schema: { type: 'object', additionalProperties: false } } },
+          };
+        }
+      }
+      return openapiObject;
+    },
   });
 
   // Each HTTP surface is an encapsulated plugin with its own hooks (docs/architecture.md).
@@ -255,6 +279,12 @@ function capConnectionsPerClient(app: App, max: number) {
       else open.set(client, left);
     });
   });
+}
+
+interface OpenApiRequestBody {
+  required?: boolean;
+  description?: string;
+  content?: Record<string, { schema?: Record<string, unknown> }>;
 }
 
 function isBlocked(deps: Deps, ip: string): boolean {

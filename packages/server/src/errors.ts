@@ -3,7 +3,8 @@
 // to its status and wire shape, in one place, and jobs branch on results rather than on errors.
 
 /** Every error code, with the message a client sees unless the thrower gives a more precise one. */
-const ERROR_MESSAGES = {
+/** @internal Exported for the fuzz suite, which checks every answered code is one of these. */
+export const ERROR_MESSAGES = {
   invalid_request: 'The request is not valid.',
   invalid_json: 'The request body is not valid JSON.',
   invalid_cart: 'The cart is not valid.',

@@ -6,7 +6,7 @@ import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorCode, ServiceError } from '../errors.ts';
 import { ids } from '../ids.ts';
-import { describeErrors, textsWithNul } from './validation.ts';
+import { describeErrors } from './validation.ts';
 
 export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   invalid_request: 400,
@@ -73,13 +73,6 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: S
     .send(errorBody(request.id, error));
 }
 
-/** The code answering an id in a path that names nothing, by the path parameter's name. */
-export const NOT_FOUND_BY_PARAM: Readonly<Record<string, ErrorCode>> = {
-  sessionId: 'session_not_found',
-  webhookId: 'webhook_not_found',
-  shareId: 'share_not_found',
-};
-
 /** Fastify's own errors that a client causes, with the code we answer them with. */
 const FASTIFY_CLIENT_ERRORS: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
@@ -105,19 +98,6 @@ export function invalidJsonBody(body: string): ServiceError {
     message:
       'The request body uses a key that is refused (__proto__, or constructor holding prototype); remove it.',
   });
-}
-
-/**
- * A JSON body with a NUL character (`\u0000`) in some text: no field accepts one, and PostgreSQL text
- * cannot hold it. Answered as the schema's refusals are, naming each field.
- */
-export function nulInBody(text: string, body: unknown): ServiceError | undefined {
-  if (!text.includes('\\u0000')) return undefined;
-  const texts = textsWithNul(body);
-  if (texts.length === 0) return undefined;
-  const details = texts.map((t) => `${t.name} must not contain the NUL character (\\u0000)`);
-  const code = texts.every((t) => t.path.startsWith('/cart')) ? 'invalid_cart' : 'invalid_request';
-  return new ServiceError(code, { message: details[0], details });
 }
 
 /** Media types sent with a body we did not read, as the client wrote them, for the message. */
@@ -173,7 +153,7 @@ export function routerError(error: FastifyError): ServiceError {
  * Requests Node's HTTP parser refuses (a malformed request line, headers over the limit, a request not
  * received in time) never become a Fastify request: answer them on the socket, in our shape.
  */
-export function answerClientError(error: Error & { code?: string }, socket: Socket) {
+export function answerClientError(error: Error & { code?: string; rawPacket?: unknown }, socket: Socket) {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const serviceError =
     error.code === 'HPE_HEADER_OVERFLOW'
@@ -181,11 +161,19 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? new ServiceError('request_timeout')
         : new ServiceError('invalid_request', { message: 'The request is not valid HTTP.' });
-  answerOnSocket(socket, serviceError, error);
+  // An answer to HEAD has no body, even when the request line after the method is broken (a raw byte
+  // over 0x7f in the URL): a client reads whatever follows the headers as a protocol error.
+  const raw = error.rawPacket;
+  const head = Buffer.isBuffer(raw) && raw.subarray(0, 5).toString('latin1') === 'HEAD ';
+  answerOnSocket(socket, serviceError, { cause: error, withoutBody: head });
 }
 
 /** Writes an error answer straight to a socket and closes it: for clients no request was made for. */
-export function answerOnSocket(socket: Socket, serviceError: ServiceError, cause?: Error) {
+export function answerOnSocket(
+  socket: Socket,
+  serviceError: ServiceError,
+  options: { cause?: Error; withoutBody?: boolean } = {},
+) {
   const id = ids.request();
   const body = errorBody(id, serviceError);
   const status = STATUS_OF[serviceError.code];
@@ -197,9 +185,9 @@ export function answerOnSocket(socket: Socket, serviceError: ServiceError, cause
         `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
         `X-Request-Id: ${id}\r\n${retry}${Object.entries(BASE_HEADERS)
           .map(([name, value]) => `${name}: ${value}\r\n`)
-          .join('')}Connection: close\r\n\r\n${body}`,
+          .join('')}Connection: close\r\n\r\n${options.withoutBody ? '' : body}`,
     );
   }
-  if (cause) socket.destroy(cause);
+  if (options.cause) socket.destroy(options.cause);
   else socket.end();
 }

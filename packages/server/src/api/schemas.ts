@@ -1,8 +1,10 @@
 // Schemas and route settings shared by the API's operations. Each operation's own request and
 // response schemas live in its file; the resources' wire shapes in wire/schemas.ts.
+import type { preValidationHookHandler } from 'fastify';
 import Type, { type TObject, type TSchema } from 'typebox';
 import type { RateLimitName } from '../config.ts';
 import type { Deps } from '../deps.ts';
+import { ServiceError } from '../errors.ts';
 
 const ErrorObject = Type.Object(
   {
@@ -39,6 +41,31 @@ export const AUTH_ERRORS = [400, 401, 403, 429];
 
 /** The session id in a path. No maxLength: an id too long to exist is an unknown session (404). */
 export const SessionParams = Type.Object({ sessionId: Type.String() });
+
+const NO_BODY_MESSAGE = 'This request takes no body; send none or {}.';
+
+/**
+ * The body of a POST that takes none (docs/api.md#conventions): none at all, an empty body or `{}`.
+ * A missing body reaches the validator as null, so the schema allows null; an explicit JSON `null` is
+ * refused by `refuseNullBody`. `errorMessage` replaces the validator's wording (api/validation.ts).
+ */
+export const NoBody = Type.Unsafe<Record<string, never> | undefined>({
+  type: ['object', 'null'],
+  additionalProperties: false,
+  description: 'No body: send none, or {}.',
+  errorMessage: NO_BODY_MESSAGE,
+  'x-no-body': true,
+});
+
+/** preValidation hook of the routes whose body is NoBody: a JSON `null` sent as the body is junk too. */
+export const refuseNullBody: preValidationHookHandler = (request, _reply, done) => {
+  if (request.body === null) {
+    return done(
+      new ServiceError('invalid_request', { message: NO_BODY_MESSAGE, details: [NO_BODY_MESSAGE] }),
+    );
+  }
+  done();
+};
 
 /** Route config for a per-IP limit of `name` requests a minute (docs/api.md#rate-limits). */
 export function rateLimitConfig(deps: Deps, name: RateLimitName) {

@@ -37,7 +37,7 @@ export function addSharedSchema(schema: { $id: string }) {
 }
 
 /** `/cart/items/2/quantity` → `cart.items[2].quantity`; a key that is not a name, `metadata["order ref"]`. */
-function fieldPath(instancePath: string, root: string): string {
+export function fieldPath(instancePath: string, root: string): string {
   let path = root;
   for (const raw of instancePath.split('/').slice(1)) {
     const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
@@ -47,27 +47,6 @@ function fieldPath(instancePath: string, root: string): string {
     else path += path ? `.${part}` : part;
   }
   return path || 'body';
-}
-
-/**
- * The texts of a parsed JSON body (values, or keys) that hold a NUL character: their instance path and
- * how a sentence names them. Walked without recursion, since a body may nest deeply.
- */
-export function textsWithNul(body: unknown): { path: string; name: string }[] {
-  const found: { path: string; name: string }[] = [];
-  const stack: [unknown, string][] = [[body, '']];
-  while (stack.length > 0 && found.length < 20) {
-    const [value, at] = stack.pop() as [unknown, string];
-    if (typeof value === 'string') {
-      if (value.includes('\u0000')) found.push({ path: at, name: fieldPath(at, '') });
-    } else if (value && typeof value === 'object') {
-      for (const [key, inner] of Object.entries(value)) {
-        if (key.includes('\u0000')) found.push({ path: at, name: `a key of ${fieldPath(at, '')}` });
-        stack.push([inner, `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`]);
-      }
-    }
-  }
-  return found.reverse();
 }
 
 /** A JSON type as a reader would say it: `an integer`, `true or false`. */
@@ -128,6 +107,9 @@ function unionValues(branches: unknown): unknown[] | undefined {
  * @internal Exported for the cart-rules tests.
  */
 export function describeError(error: ErrorObject, root: string): string {
+  // A schema may word its own refusal (NoBody in api/schemas.ts): one sentence for whatever broke it.
+  const own = (error.parentSchema as { errorMessage?: unknown } | undefined)?.errorMessage;
+  if (typeof own === 'string') return own;
   const field = fieldPath(error.instancePath, root);
   // Under propertyNames the error is about a key of the object, not about the object.
   const at = error.propertyName === undefined ? field : `the key ${quote(error.propertyName)} of ${field}`;

@@ -2,7 +2,7 @@
 // and a captured log. Requests go over HTTP with fetch, as a merchant's would.
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import type { FastifySchema } from 'fastify';
+import type { RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import { type App, buildApp } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
@@ -36,8 +36,8 @@ export interface TestApp {
   baseUrl: string;
   /** Everything the app logged, one JSON line per entry. */
   logLines: string[];
-  /** Every route as registered, HEAD routes and the preflight included, with its request schemas. */
-  routes: { method: string; url: string; schema?: FastifySchema }[];
+  /** Every route as registered, HEAD routes and the preflight included, with its schema as given. */
+  routes: { method: string; url: string; schema?: RouteOptions['schema'] }[];
   merchant: TestMerchant;
   createMerchant(
     options?: Partial<{

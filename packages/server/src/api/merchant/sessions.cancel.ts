@@ -6,7 +6,14 @@ import { closedToWire } from '../../wire/mappers.ts';
 import { ClosedSessionSchema } from '../../wire/schemas.ts';
 import { callerOf } from '../auth.ts';
 import { withAnswer } from '../idempotency.ts';
-import { AUTH_ERRORS, rateLimitConfig, responses, SessionParams } from '../schemas.ts';
+import {
+  AUTH_ERRORS,
+  NoBody,
+  rateLimitConfig,
+  refuseNullBody,
+  responses,
+  SessionParams,
+} from '../schemas.ts';
 
 export function register(app: App, deps: Deps) {
   app.post(
@@ -16,9 +23,11 @@ export function register(app: App, deps: Deps) {
         summary: 'Cancel a session',
         tags: ['sessions'],
         params: SessionParams,
+        body: NoBody,
         response: responses(ClosedSessionSchema, [...AUTH_ERRORS, 404, 409]),
       },
       config: { ...rateLimitConfig(deps, 'SESSIONS_CANCEL'), auth: 'secret' },
+      preValidation: refuseNullBody,
     },
     async (request) => {
       const { merchant } = callerOf(request);

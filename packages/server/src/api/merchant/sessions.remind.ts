@@ -4,7 +4,14 @@ import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
 import { remindPendingMembers } from '../../flows/reminders.ts';
 import { callerOf } from '../auth.ts';
-import { AUTH_ERRORS, rateLimitConfig, responses, SessionParams } from '../schemas.ts';
+import {
+  AUTH_ERRORS,
+  NoBody,
+  rateLimitConfig,
+  refuseNullBody,
+  responses,
+  SessionParams,
+} from '../schemas.ts';
 
 const Reminded = Type.Object({
   session_id: Type.String(),
@@ -23,9 +30,11 @@ export function register(app: App, deps: Deps) {
         summary: 'Remind members with pending shares',
         tags: ['sessions'],
         params: SessionParams,
+        body: NoBody,
         response: responses(Reminded, [...AUTH_ERRORS, 404, 409]),
       },
       config: { ...rateLimitConfig(deps, 'SESSIONS_REMIND'), auth: 'secret' },
+      preValidation: refuseNullBody,
     },
     async (request) => {
       const { merchant } = callerOf(request);
