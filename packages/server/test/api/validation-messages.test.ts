@@ -80,8 +80,10 @@ const ANNOTATIONS = new Set([
 ]);
 
 /** Whether a route takes a body to break; body-less POSTs (NoBody, marked x-no-body) are tested in request-bodies.test.ts. */
-const takesBody = (route: { schema?: { body?: unknown } }) =>
-  Boolean(route.schema?.body) && !(route.schema?.body as { 'x-no-body'?: boolean })['x-no-body'];
+const takesBody = (route: { schema?: { body?: unknown } }) => {
+  const body = route.schema?.body as { 'x-no-body'?: boolean } | undefined;
+  return body !== undefined && !body['x-no-body'];
+};
 
 /** Every keyword the rule breaker below knows how to break; a schema using another fails the test. */
 const BREAKABLE = new Set([
