@@ -162,20 +162,28 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     reply.headers(BASE_HEADERS);
     reply.header('x-request-id', request.id);
     const { config: route } = request.routeOptions;
-    // A rate-limited route checks the blocklist after its limit (preParsing, below), so that refused
-    // requests are counted and carry the RateLimit headers like any other.
-    if (!route.public && !route.rateLimit && isBlocked(deps, request.ip))
-      return done(new ServiceError('ip_blocked'));
-    // No id, token or parameter of ours holds NUL, and PostgreSQL cannot compare text with one.
-    if (urlHoldsNul(request.url)) return done(nulInUrl());
+    // A rate-limited route checks the blocklist and the URL after its limit (preParsing, below), so that
+    // refused requests are counted and carry the RateLimit headers like any other.
+    if (!route.rateLimit) {
+      const refused = refusedBeforeRoute(request);
+      if (refused) return done(refused);
+    }
     done();
   });
   app.addHook('preParsing', (request, _reply, payload, done) => {
-    const { config: route } = request.routeOptions;
-    if (!route.public && route.rateLimit && isBlocked(deps, request.ip))
-      return done(new ServiceError('ip_blocked'));
+    if (request.routeOptions.config.rateLimit) {
+      const refused = refusedBeforeRoute(request);
+      if (refused) return done(refused);
+    }
     done(null, payload);
   });
+  /** A blocked address, or a URL holding NUL (no id, token or parameter of ours does, and PostgreSQL cannot compare text with one). */
+  function refusedBeforeRoute(request: FastifyRequest): ServiceError | undefined {
+    if (!request.routeOptions.config.public && isBlocked(deps, request.ip))
+      return new ServiceError('ip_blocked');
+    if (urlHoldsNul(request.url)) return nulInUrl();
+    return undefined;
+  }
 
   // Every JSON object we answer carries request_id (docs/api.md#conventions), placed first: the one place
   // it is added to answers, so handlers never set it.
@@ -260,7 +268,8 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
 function capConnectionsPerClient(app: App, max: number) {
   const open = new Map<string, number>();
   app.server.on('connection', (socket: Socket) => {
-    const client = socket.remoteAddress ?? '';
+    // Counted per client network, as the rate limits count (an IPv6 /64 is one client).
+    const client = clientNetwork(socket.remoteAddress ?? '');
     const count = (open.get(client) ?? 0) + 1;
     if (count > max) {
       answerOnSocket(

@@ -1,4 +1,4 @@
-// Everything a request or a job needs from the outside world, passed in one object (STYLE.md habit 1).
+// Everything a request or a job needs from the outside world, passed in one object (docs/architecture.md).
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';

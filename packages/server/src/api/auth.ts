@@ -1,6 +1,6 @@
-// Authentication and access for the merchant API (docs/api.md#authentication). Runs as an onRequest
-// hook, before the body is read: the key decides the merchant, the scope and the CORS answer, and the
-// request gets its Caller, the one thing flows learn of who asked.
+// Authentication and access for the merchant API (docs/api.md#authentication). Runs as a preParsing hook
+// of the merchant plugin, after the route's rate limit and before the body is read: the key decides the
+// merchant and the scope, and the request gets its Caller, the one thing flows learn of who asked.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';

@@ -43,11 +43,12 @@ function idempotency(deps: Deps, scopeOf: ScopeOf) {
     if (key === undefined) return;
     if (typeof key !== 'string' || !KEY_FORMAT.test(key)) throw new ServiceError('invalid_idempotency_key');
     const scope = scopeOf(request);
-    // The same body with its keys in another order is the same request.
-    const requestHash = sha256(`${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`);
-    const existing = await claimKey(deps, { scope, key }, requestHash);
+    // The same body with its keys in another order is the same request, and no body is the same as {}.
+    const requestHash = sha256(`${request.method} ${request.url}\n${canonicalJson(request.body ?? {})}`);
+    const claim: IdempotencyClaim = { scope, key };
+    const existing = await claimKey(deps, claim, requestHash);
     if (!existing) {
-      request.idempotency = { scope, key };
+      request.idempotency = claim;
       return;
     }
     if (existing.requestHash !== requestHash) throw new ServiceError('idempotency_key_reused');

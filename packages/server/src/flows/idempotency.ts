@@ -7,8 +7,10 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Deps } from '../deps.ts';
+import { ServiceError } from '../errors.ts';
 import { sha256 } from '../ids.ts';
 import {
+  type ClaimedKey,
   claimIdempotencyKey,
   deleteIdempotencyKey,
   type IdempotencyRecord,
@@ -23,6 +25,10 @@ export interface IdempotencyClaim {
   scope: string;
   /** The Idempotency-Key as the client sent it; never stored. */
   key: string;
+  /** When this request's claim row was written: its writes touch that row only (set by claimKey). */
+  claimedAt?: number;
+  /** Secrets the sealing key is derived from besides the key: SECRETS_KEY, then its predecessor. */
+  peppers?: Buffer[];
   /** Set once the answer is stored, so that it is not stored twice. */
   answered?: boolean;
 }
@@ -33,30 +39,49 @@ export interface AnswerSpec<R> {
   render(result: R): string;
 }
 
-const stored = (claim: IdempotencyClaim) => ({ scope: claim.scope, key: sha256(claim.key) });
+const stored = (claim: IdempotencyClaim): ClaimedKey => ({
+  scope: claim.scope,
+  key: sha256(claim.key),
+  claimedAt: claim.claimedAt ?? Number.NaN,
+});
 
-function sealingKey(claim: IdempotencyClaim): Buffer {
-  return createHmac('sha256', claim.key)
+/**
+ * The key an answer is sealed under: HMAC of the Idempotency-Key and the scope, keyed with SECRETS_KEY
+ * when one is set (always in production). Without SECRETS_KEY, only the Idempotency-Key protects it.
+ */
+function sealingKey(claim: IdempotencyClaim, pepper: Buffer | undefined): Buffer {
+  const inner = createHmac('sha256', claim.key)
     .update(`group-checkout idempotent answer\u0000${claim.scope}`)
     .digest();
+  return pepper ? createHmac('sha256', pepper).update(inner).digest() : inner;
 }
 
 function seal(claim: IdempotencyClaim, body: string): string {
   const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', sealingKey(claim), iv);
+  const cipher = createCipheriv('aes-256-gcm', sealingKey(claim, claim.peppers?.[0]), iv);
   const sealed = Buffer.concat([cipher.update(body, 'utf8'), cipher.final(), cipher.getAuthTag()]);
   return `${SEALED}${iv.toString('base64')}:${sealed.toString('base64')}`;
 }
 
-function open(claim: IdempotencyClaim, text: string): string {
+/** The answer, opened with the current or the previous SECRETS_KEY; undefined when neither opens it. */
+function open(claim: IdempotencyClaim, text: string): string | undefined {
   if (!text.startsWith(SEALED)) return text;
   const [iv = '', sealed = ''] = text.slice(SEALED.length).split(':');
   const bytes = Buffer.from(sealed, 'base64');
-  const decipher = createDecipheriv('aes-256-gcm', sealingKey(claim), Buffer.from(iv, 'base64'));
-  decipher.setAuthTag(bytes.subarray(bytes.length - 16));
-  return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString(
-    'utf8',
-  );
+  const peppers = claim.peppers?.length ? claim.peppers : [undefined];
+  for (const pepper of peppers) {
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', sealingKey(claim, pepper), Buffer.from(iv, 'base64'));
+      decipher.setAuthTag(bytes.subarray(bytes.length - 16));
+      return Buffer.concat([
+        decipher.update(bytes.subarray(0, bytes.length - 16)),
+        decipher.final(),
+      ]).toString('utf8');
+    } catch {
+      // Sealed under another key: try the next.
+    }
+  }
+  return undefined;
 }
 
 /** Claims the key for a new request (undefined), or answers the record a request with it left, opened. */
@@ -66,38 +91,62 @@ export async function claimKey(
   requestHash: string,
 ): Promise<IdempotencyRecord | undefined> {
   const now = deps.clock.now();
+  claim.peppers = [deps.config.secretsKey, deps.config.secretsKeyPrevious].filter(
+    (key): key is Buffer => key !== undefined,
+  );
+  const { scope, key } = stored(claim);
   const existing = await claimIdempotencyKey(deps.db.kysely, {
-    ...stored(claim),
+    scope,
+    key,
     requestHash,
     now,
     expiresAt: now + TTL_MS,
   });
-  if (!existing || existing.responseBody === null || existing.requestHash !== requestHash) return existing;
-  return { ...existing, responseBody: open(claim, existing.responseBody) };
+  if (!existing) {
+    claim.claimedAt = now;
+    return undefined;
+  }
+  if (existing.responseBody === null || existing.requestHash !== requestHash) return existing;
+  const body = open(claim, existing.responseBody);
+  if (body === undefined) {
+    // Sealed under a SECRETS_KEY that is no longer configured: the answer cannot be given back.
+    throw new ServiceError('idempotency_key_reused', {
+      message:
+        'The answer stored for this Idempotency-Key can no longer be read (the service key was rotated); send the request with a new key.',
+    });
+  }
+  return { ...existing, responseBody: body };
 }
 
 /** Stores an answer made after the request ran (an error, or a request whose flow records none). */
 export async function saveAnswer(deps: Deps, claim: IdempotencyClaim, statusCode: number, body: string) {
-  await saveIdempotentResponse(deps.db.kysely, {
-    ...stored(claim),
+  await saveIdempotentResponse(deps.db.kysely, stored(claim), {
     statusCode,
     responseBody: seal(claim, body),
   });
   claim.answered = true;
 }
 
-/** Writes the 200 answer inside the flow's transaction, with the change it reports. */
+/**
+ * Writes the 200 answer inside the flow's transaction, with the change it reports. A claim that is no
+ * longer this request's (taken over by a retry after the abandon time) makes the flow's transaction
+ * fail, so the change is not made twice: the retry's run is the one that counts.
+ */
 export async function recordAnswer<R>(
   trx: Transaction<Database>,
   spec: AnswerSpec<R> | undefined,
   result: R,
 ): Promise<void> {
   if (!spec) return;
-  await saveIdempotentResponse(trx, {
-    ...stored(spec.claim),
+  const saved = await saveIdempotentResponse(trx, stored(spec.claim), {
     statusCode: 200,
     responseBody: seal(spec.claim, spec.render(result)),
   });
+  if (!saved) {
+    throw new ServiceError('idempotency_in_progress', {
+      message: 'A retry with this Idempotency-Key took the request over; its answer is the one that counts.',
+    });
+  }
 }
 
 /** Frees the key: the request was refused as sent, or failed on our side, and may be sent again. */

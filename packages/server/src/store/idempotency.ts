@@ -53,36 +53,54 @@ export async function claimIdempotencyKey(
     if (row.expires_at > now && !abandoned) {
       return { requestHash: row.request_hash, statusCode: row.status_code, responseBody: row.response_body };
     }
+    // Only the row just judged, and only while it is still unanswered (or expired): a request that
+    // answers it meanwhile keeps its answer.
     await db
       .deleteFrom('idempotency_keys')
       .where('scope', '=', scope)
       .where('key', '=', key)
       .where('created_at', '=', row.created_at)
+      .where((eb) => eb.or([eb('status_code', 'is', null), eb('expires_at', '<=', now)]))
       .execute();
   }
   throw new Error('idempotency key could not be claimed');
 }
 
-export async function saveIdempotentResponse(
-  db: Executor,
-  input: { scope: string; key: string; statusCode: number; responseBody: string },
-): Promise<void> {
-  await db
-    .updateTable('idempotency_keys')
-    .set({ status_code: input.statusCode, response_body: input.responseBody })
-    .where('scope', '=', input.scope)
-    .where('key', '=', input.key)
-    .execute();
+/** A claim: the row a request wrote when it took the key, named by its creation time. */
+export interface ClaimedKey {
+  scope: string;
+  key: string;
+  claimedAt: number;
 }
 
-export async function deleteIdempotencyKey(
-  db: Kysely<Database>,
-  input: { scope: string; key: string },
-): Promise<void> {
+/**
+ * Answers the claim, if it is still this request's and still unanswered; false otherwise (it was taken
+ * over by a retry after the abandon time), and then nothing was written.
+ */
+export async function saveIdempotentResponse(
+  db: Executor,
+  claim: ClaimedKey,
+  answer: { statusCode: number; responseBody: string },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('idempotency_keys')
+    .set({ status_code: answer.statusCode, response_body: answer.responseBody })
+    .where('scope', '=', claim.scope)
+    .where('key', '=', claim.key)
+    .where('created_at', '=', claim.claimedAt)
+    .where('status_code', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Frees the claim, if it is still this request's and unanswered: an answered key is never freed. */
+export async function deleteIdempotencyKey(db: Kysely<Database>, claim: ClaimedKey): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
-    .where('scope', '=', input.scope)
-    .where('key', '=', input.key)
+    .where('scope', '=', claim.scope)
+    .where('key', '=', claim.key)
+    .where('created_at', '=', claim.claimedAt)
+    .where('status_code', 'is', null)
     .execute();
 }
 

@@ -1,5 +1,5 @@
 // Sessions (their members are in members.ts). Every function takes the merchant id where a merchant asks, so another
-// merchant's session is simply not found (STYLE.md habit 4); pay-page lookups go by token or share id.
+// merchant's session is simply not found (docs/architecture.md); pay-page lookups go by token or share id.
 import type { Cart } from '@group-checkout/node';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { ResolvedGroupConfig } from '../domain/group-config.ts';

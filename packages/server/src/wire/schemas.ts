@@ -51,7 +51,11 @@ const Amount = (description = 'Smallest currency unit.') =>
 // (the ISO 4217 code, https images, metadata keys, the total adding up), so each rule lives once.
 export const CartItemSchema = Type.Object(
   {
-    id: Type.Optional(Str('Merchant SKU or line id; items are sorted by it for the signature.')),
+    id: Type.Optional(
+      CartText(CART_LIMITS.maxStringLength, {
+        description: 'Merchant SKU or line id; items are sorted by it for the signature.',
+      }),
+    ),
     name: CartText(CART_LIMITS.maxStringLength, { required: true }),
     quantity: Type.Integer({ minimum: 1, maximum: CART_LIMITS.maxQuantity }),
     unit_price: Amount(),
@@ -62,7 +66,7 @@ export const CartItemSchema = Type.Object(
 
 export const CartFeeSchema = Type.Object(
   {
-    id: Str(),
+    id: CartText(CART_LIMITS.maxStringLength),
     label: CartText(CART_LIMITS.maxStringLength, { description: 'Display text.' }),
     amount: Amount(),
   },
@@ -81,11 +85,18 @@ export const CartSchema = Type.Object(
     tax: Type.Optional(Amount()),
     shipping: Type.Optional(Amount()),
     fees: Type.Optional(Type.Array(CartFeeSchema, { maxItems: CART_LIMITS.maxFees })),
+    // order_ref reaches mail and pages as a name does, so it is plain text; other values are cart text.
     metadata: Type.Optional(
-      Type.Record(Type.String(), Str(), {
-        maxProperties: CART_LIMITS.maxMetadataKeys,
-        description: 'String values; order_ref carries the merchant order id.',
-      }),
+      Type.Unsafe<Record<string, string>>(
+        Type.Object(
+          { order_ref: Type.Optional(PlainText(CART_LIMITS.maxStringLength)) },
+          {
+            additionalProperties: CartText(CART_LIMITS.maxStringLength),
+            maxProperties: CART_LIMITS.maxMetadataKeys,
+            description: 'String values; order_ref carries the merchant order id.',
+          },
+        ),
+      ),
     ),
   },
   { additionalProperties: false },

@@ -97,6 +97,21 @@ describe('route limits run before authentication', () => {
     assert.equal(res.headers.get('ratelimit-remaining'), '0');
   });
 
+  test('a URL holding NUL is counted and limited like any other request', async () => {
+    const other = await startTestApp(sqliteCase, { env: { RATE_LIMIT_SESSIONS_GET: '3' } });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await other.request('GET', '/v1/sessions/x%00y', { key: other.merchant.secretKey });
+        assert.equal(res.status, 400, res.text);
+        assert.equal(res.headers.get('ratelimit-remaining'), String(2 - i));
+      }
+      const limited = await other.request('GET', '/v1/sessions/x%00y', { key: other.merchant.secretKey });
+      assert.equal(limited.status, 429);
+    } finally {
+      await other.close();
+    }
+  });
+
   test('a pay-page request with a wrong token carries the RateLimit headers', async () => {
     const res = await t.request('GET', '/api/v1/session?access=at_nope');
     assert.equal(res.status, 401);

@@ -251,6 +251,27 @@ for (const dialect of DIALECTS) {
       assert.equal(swapped.status, 409);
     });
 
+    test('no body and {} are the same request', async () => {
+      const m = await t.createMerchant({ name: 'Empty Shop' });
+      const created = await t.request('POST', '/v1/sessions', {
+        key: m.secretKey,
+        body: { cart: sampleCart() },
+      });
+      assert.equal(created.status, 200, created.text);
+      const key = freshKey();
+      const cancel = (body?: unknown) =>
+        t.request('POST', `/v1/sessions/${created.body.session_id}/cancel`, {
+          key: m.secretKey,
+          headers: { 'idempotency-key': key },
+          body,
+        });
+      const first = await cancel();
+      assert.equal(first.status, 200, first.text);
+      const again = await cancel({});
+      assert.equal(again.status, 200, again.text);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    });
+
     test('a 403 is not stored: the key stays free for the request that is allowed', async () => {
       const m = await t.createMerchant({ name: 'Signed Shop', headless: false });
       const key = freshKey();
@@ -286,16 +307,22 @@ for (const dialect of DIALECTS) {
 
     test('stored answers are sealed: no organizer token in clear', async () => {
       const m = await t.createMerchant({ name: 'Sealed Shop' });
+      const key = freshKey();
       const res = await t.request('POST', '/v1/sessions', {
         key: m.secretKey,
-        headers: { 'idempotency-key': freshKey() },
+        headers: { 'idempotency-key': key },
         body: { cart: sampleCart() },
       });
       assert.equal(res.status, 200, res.text);
       const token = new URL(res.body.session_url).searchParams.get('access') ?? '';
-      const rows = await t.deps.db.kysely.selectFrom('idempotency_keys').select('response_body').execute();
-      assert.ok(rows.length > 0);
-      for (const row of rows) assert.ok(!(row.response_body ?? '').includes(token));
+      const row = await t.deps.db.kysely
+        .selectFrom('idempotency_keys')
+        .select('response_body')
+        .where('key', '=', sha256(key))
+        .executeTakeFirstOrThrow();
+      assert.match(row.response_body ?? '', /^sealed:v1:/);
+      assert.ok(!(row.response_body ?? '').includes(token));
+      assert.ok(!(row.response_body ?? '').includes(res.body.session_id), 'nothing of the answer shows');
     });
 
     const idempotencyRows = async () =>

@@ -91,6 +91,26 @@ for (const dialect of DIALECTS) {
       assert.equal(res.status, 200, res.text);
     });
 
+    test('order_ref is plain text; other metadata, item and fee ids are cart text', async () => {
+      const withMetadata = (metadata: Record<string, string>) =>
+        createWith({ cart: sampleCart({ metadata }) });
+      const forged = await withMetadata({ order_ref: 'ORD-1\r\nTo: everyone' });
+      assert.equal(forged.status, 400, forged.text);
+      assert.match(forged.body.error, /^cart\.metadata\.order_ref must not contain control characters/);
+      const note = await withMetadata({ order_ref: 'ORD-2', note: 'gift wrap\nplease' });
+      assert.equal(note.status, 200, note.text);
+      for (const value of ['x\u202Ey', 'x\uD800']) {
+        const res = await withMetadata({ order_ref: 'ORD-3', note: value });
+        assert.equal(res.status, 400, res.text);
+        assert.match(res.body.error, /^cart\.metadata\.note must not contain/);
+      }
+      const cart = sampleCart();
+      cart.items[0] = { ...cart.items[0], id: 'sku\u202Eexe' } as (typeof cart.items)[number];
+      const id = await createWith({ cart });
+      assert.equal(id.status, 400, id.text);
+      assert.match(id.body.error, /^cart\.items\[0\]\.id must not contain/);
+    });
+
     test('names in any script, with accents and emoji, are welcome', async () => {
       for (const name of ['Zoë', 'Łukasz', 'محمد', '王小明', 'Ann 😀', "O'Brien-Smith"]) {
         const res = await createWith({ customer: { name } });
