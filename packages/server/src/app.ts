@@ -11,6 +11,8 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
   LogController,
+  type onRequestHookHandler,
+  type preParsingHookHandler,
   type RouteOptions,
 } from 'fastify';
 import { type AuthRequirement, clientNetwork } from './api/auth.ts';
@@ -38,7 +40,7 @@ import {
 } from './api/json.ts';
 import { merchantApi } from './api/merchant/index.ts';
 import { payApi } from './api/pay/index.ts';
-import { ErrorSchema } from './api/schemas.ts';
+import { ErrorSchema, hooksOf } from './api/schemas.ts';
 import { addSharedSchema, validatorCompiler } from './api/validation.ts';
 import type { Deps } from './deps.ts';
 import { ServiceError } from './errors.ts';
@@ -161,29 +163,34 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(BASE_HEADERS);
     reply.header('x-request-id', request.id);
-    const { config: route } = request.routeOptions;
-    // A rate-limited route checks the blocklist and the URL after its limit (preParsing, below), so that
-    // refused requests are counted and carry the RateLimit headers like any other.
-    if (!route.rateLimit) {
-      const refused = refusedBeforeRoute(request);
-      if (refused) return done(refused);
-    }
     done();
   });
-  app.addHook('preParsing', (request, _reply, payload, done) => {
-    if (request.routeOptions.config.rateLimit) {
-      const refused = refusedBeforeRoute(request);
-      if (refused) return done(refused);
-    }
-    done(null, payload);
-  });
-  /** A blocked address, or a URL holding NUL (no id, token or parameter of ours does, and PostgreSQL cannot compare text with one). */
-  function refusedBeforeRoute(request: FastifyRequest): ServiceError | undefined {
-    if (!request.routeOptions.config.public && isBlocked(deps, request.ip))
-      return new ServiceError('ip_blocked');
+
+  // The IP blocklist and a URL holding NUL (no id, token or parameter of ours does, and PostgreSQL cannot
+  // compare text with one). A rate-limited route checks them after its limit, in its first preParsing
+  // hook, so that refused requests are counted and carry the RateLimit headers like any other; other
+  // routes at once. Chosen per route as it is registered: nothing is looked up per request.
+  const refusedBeforeRoute = (request: FastifyRequest, checkBlocklist: boolean): ServiceError | undefined => {
+    if (checkBlocklist && isBlocked(deps, request.ip)) return new ServiceError('ip_blocked');
     if (urlHoldsNul(request.url)) return nulInUrl();
     return undefined;
-  }
+  };
+  app.addHook('onRoute', (route) => {
+    const checkBlocklist = !route.config?.public;
+    if (route.config?.rateLimit) {
+      const guard: preParsingHookHandler = (request, _reply, payload, done) => {
+        const refused = refusedBeforeRoute(request, checkBlocklist);
+        return refused ? done(refused) : done(null, payload);
+      };
+      route.preParsing = [guard, ...hooksOf(route.preParsing)];
+    } else {
+      const guard: onRequestHookHandler = (request, _reply, done) => {
+        const refused = refusedBeforeRoute(request, checkBlocklist);
+        return refused ? done(refused) : done();
+      };
+      route.onRequest = [guard, ...hooksOf(route.onRequest)];
+    }
+  });
 
   // Every JSON object we answer carries request_id (docs/api.md#conventions), placed first: the one place
   // it is added to answers, so handlers never set it.
@@ -203,7 +210,9 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     return sendError(request, reply, serviceError);
   });
 
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, new ServiceError('route_not_found')));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, refusedBeforeRoute(request, true) ?? new ServiceError('route_not_found')),
+  );
 
   await app.register(rateLimit, {
     global: false,

@@ -15,6 +15,7 @@ import {
   saveAnswer,
 } from '../flows/idempotency.ts';
 import { sha256 } from '../ids.ts';
+import { hooksOf } from './schemas.ts';
 
 const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 
@@ -32,8 +33,7 @@ export function idempotentPosts(app: App, deps: Deps, scopeOf: ScopeOf): void {
   const hook = idempotency(deps, scopeOf) as preHandlerHookHandler;
   app.addHook('onRoute', (route) => {
     if (route.method !== 'POST') return;
-    const existing = route.preHandler ? [route.preHandler].flat() : [];
-    route.preHandler = [...existing, hook];
+    route.preHandler = [...hooksOf(route.preHandler), hook];
   });
 }
 

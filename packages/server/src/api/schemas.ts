@@ -71,3 +71,7 @@ export const refuseNullBody: preValidationHookHandler = (request, _reply, done) 
 export function rateLimitConfig(deps: Deps, name: RateLimitName) {
   return { rateLimit: { max: deps.config.rateLimits[name], timeWindow: 60_000 } };
 }
+
+/** A route's hooks of one kind as an array, whether it was given one, several or none. */
+export const hooksOf = <H>(hooks: H | H[] | undefined): H[] =>
+  hooks === undefined ? [] : ([hooks].flat() as H[]);

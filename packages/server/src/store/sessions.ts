@@ -153,12 +153,20 @@ export async function findSessionWithMembers(
   merchantId: string,
   sessionId: string,
 ): Promise<Readonly<SessionWithMembers> | undefined> {
-  const load = async () => {
-    const session = await findSessionById(db.kysely, merchantId, sessionId);
-    return session && { session, members: await listMembers(db.kysely, sessionId) };
-  };
   const cache = db.readCache<SessionWithMembers>('session-with-members');
-  return cache ? cache.get(`${merchantId}\u0000${sessionId}`, load) : load();
+  // The loader is an inline arrow: a named closure made on every call costs a helper call under tsx.
+  return cache
+    ? cache.get(`${merchantId}\u0000${sessionId}`, () => loadSessionWithMembers(db, merchantId, sessionId))
+    : loadSessionWithMembers(db, merchantId, sessionId);
+}
+
+async function loadSessionWithMembers(
+  db: Db,
+  merchantId: string,
+  sessionId: string,
+): Promise<SessionWithMembers | undefined> {
+  const session = await findSessionById(db.kysely, merchantId, sessionId);
+  return session && { session, members: await listMembers(db.kysely, sessionId) };
 }
 
 export async function findSessionByOrganizerTokenHash(

@@ -1,11 +1,12 @@
 // The merchant API under {base_url} (docs/api.md): API-key authentication per route, CORS only for the
 // publishable key, Idempotency-Key on every POST, and the OpenAPI document of it all. An encapsulated
 // plugin: its hooks reach its own routes and no others.
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, onRequestHookHandler, preParsingHookHandler } from 'fastify';
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
 import { type AuthRequirement, allowBrowser, authenticate, CORS_ALLOWED_HEADERS } from '../auth.ts';
 import { idempotentPosts } from '../idempotency.ts';
+import { hooksOf } from '../schemas.ts';
 import * as merchantsMe from './merchants.me.ts';
 import * as sessionsCancel from './sessions.cancel.ts';
 import * as sessionsCreate from './sessions.create.ts';
@@ -35,24 +36,34 @@ const OPERATIONS = [
 const merchantScope = (request: FastifyRequest) =>
   `merchant:${request.caller?.merchant.id ?? 'anonymous'}:${request.caller?.keyKind ?? 'none'}`;
 
+/** An authentication hook as a preParsing hook: it runs before the body is read. */
+const asPreParsing =
+  (hook: (request: FastifyRequest) => Promise<void>): preParsingHookHandler =>
+  (request, _reply, payload, done) => {
+    hook(request).then(
+      () => done(null, payload),
+      (error: Error) => done(error),
+    );
+  };
+
 export async function merchantApi(app: App, { deps }: { deps: Deps }) {
   // Order of a request (docs/architecture.md): CORS for a publishable key, then the route's rate limit
   // (its own onRequest hook, so refused requests count and carry RateLimit headers too), then the IP
   // blocklist and the API key (preParsing: before the body is read), then Idempotency-Key.
-  const authHooks: Record<AuthRequirement, ReturnType<typeof authenticate>> = {
-    secret: authenticate(deps, 'secret'),
-    'publishable-or-secret': authenticate(deps, 'publishable-or-secret'),
+  const authHooks: Record<AuthRequirement, preParsingHookHandler> = {
+    secret: asPreParsing(authenticate(deps, 'secret')),
+    'publishable-or-secret': asPreParsing(authenticate(deps, 'publishable-or-secret')),
   };
-  app.addHook('onRequest', (request, reply, done) => {
-    const auth = request.routeOptions.config.auth;
-    if (auth === 'publishable-or-secret' && /^Bearer\s+svc_pk_/i.test(request.headers.authorization ?? ''))
-      allowBrowser(request, reply);
+  const cors: onRequestHookHandler = (request, reply, done) => {
+    if (/^Bearer\s+svc_pk_/i.test(request.headers.authorization ?? '')) allowBrowser(request, reply);
     done();
-  });
-  app.addHook('preParsing', async (request, _reply, payload) => {
-    const auth = request.routeOptions.config.auth;
-    if (auth) await authHooks[auth](request);
-    return payload;
+  };
+  // Per route as it is registered (the rate limit's hook is already on the route by then).
+  app.addHook('onRoute', (route) => {
+    const auth = route.config?.auth;
+    if (!auth) return;
+    route.preParsing = [...hooksOf(route.preParsing), authHooks[auth]];
+    if (auth === 'publishable-or-secret') route.onRequest = [cors, ...hooksOf(route.onRequest)];
   });
   idempotentPosts(app, deps, merchantScope);
 

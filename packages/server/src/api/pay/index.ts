@@ -3,12 +3,13 @@
 // or the group access token) or by a share id, never by an API key, so any origin may call it: the
 // credentials travel in the URL, never in cookies. An encapsulated plugin with its own CORS and
 // idempotency scope.
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
 import { organizerSession, sessionForToken } from '../../flows/pay-access.ts';
 import { sha256 } from '../../ids.ts';
 import { idempotentPosts } from '../idempotency.ts';
+import { hooksOf } from '../schemas.ts';
 import './access.ts';
 import * as sessionCancel from './session.cancel.ts';
 import * as sessionGet from './session.get.ts';
@@ -28,14 +29,25 @@ const payScope = (request: FastifyRequest) => {
 export async function payApi(app: App, { deps }: { deps: Deps }) {
   // The token is checked before Idempotency-Key is claimed (a preHandler of the plugin runs before the
   // route's own): a request nobody was allowed to make leaves nothing behind.
-  app.addHook('preHandler', async (request) => {
-    const access = request.routeOptions.config.access;
+  app.addHook('onRoute', (route) => {
+    const access = route.config?.access;
     if (!access) return;
-    const token = (request.query as { access: string }).access;
-    request.payAccess =
-      access === 'organizer'
-        ? { session: await organizerSession(deps, token), role: 'organizer' }
-        : await sessionForToken(deps, token);
+    const checkToken: preHandlerHookHandler = (request, _reply, done) => {
+      const token = (request.query as { access: string }).access;
+      const opened =
+        access === 'organizer'
+          ? organizerSession(deps, token).then((session) => ({ session, role: 'organizer' as const }))
+          : sessionForToken(deps, token);
+      opened.then(
+        (payAccess) => {
+          request.payAccess = payAccess;
+          done();
+        },
+        (error: Error) => done(error),
+      );
+    };
+    // First of the route's preHandlers: before the Idempotency-Key is claimed.
+    route.preHandler = [checkToken, ...hooksOf(route.preHandler)];
   });
   app.addHook('onRequest', (_request, reply, done) => {
     reply.header('access-control-allow-origin', '*');
