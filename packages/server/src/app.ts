@@ -40,7 +40,7 @@ import {
 } from './api/json.ts';
 import { merchantApi } from './api/merchant/index.ts';
 import { payApi } from './api/pay/index.ts';
-import { ErrorSchema, hooksOf } from './api/schemas.ts';
+import { ErrorSchema, hooksOf, refuseNullBody, takesNoBody } from './api/schemas.ts';
 import { addSharedSchema, validatorCompiler } from './api/validation.ts';
 import type { Deps } from './deps.ts';
 import { ServiceError } from './errors.ts';
@@ -176,6 +176,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     return undefined;
   };
   app.addHook('onRoute', (route) => {
+    if (takesNoBody(route.schema)) route.preValidation = [refuseNullBody, ...hooksOf(route.preValidation)];
     const checkBlocklist = !route.config?.public;
     if (route.config?.rateLimit) {
       const guard: preParsingHookHandler = (request, _reply, payload, done) => {

@@ -47,7 +47,7 @@ const NO_BODY_MESSAGE = 'This request takes no body; send none or {}.';
 /**
  * The body of a POST that takes none (docs/api.md#conventions): none at all, an empty body or `{}`.
  * A missing body reaches the validator as null, so the schema allows null; an explicit JSON `null` is
- * refused by `refuseNullBody`. `errorMessage` replaces the validator's wording (api/validation.ts).
+ * refused by `refuseNullBody`, which app.ts adds to every route whose body is NoBody. `errorMessage` replaces the validator's wording (api/validation.ts).
  */
 export const NoBody = Type.Unsafe<Record<string, never> | undefined>({
   type: ['object', 'null'],
@@ -57,7 +57,7 @@ export const NoBody = Type.Unsafe<Record<string, never> | undefined>({
   'x-no-body': true,
 });
 
-/** preValidation hook of the routes whose body is NoBody: a JSON `null` sent as the body is junk too. */
+/** preValidation hook of every route whose body is NoBody (added by app.ts): a JSON `null` body is junk too. */
 export const refuseNullBody: preValidationHookHandler = (request, _reply, done) => {
   if (request.body === null) {
     return done(
@@ -75,3 +75,7 @@ export function rateLimitConfig(deps: Deps, name: RateLimitName) {
 /** A route's hooks of one kind as an array, whether it was given one, several or none. */
 export const hooksOf = <H>(hooks: H | H[] | undefined): H[] =>
   hooks === undefined ? [] : ([hooks].flat() as H[]);
+
+/** Whether a route's body schema is NoBody. */
+export const takesNoBody = (schema: { body?: unknown } | undefined): boolean =>
+  (schema?.body as { 'x-no-body'?: boolean } | undefined)?.['x-no-body'] === true;

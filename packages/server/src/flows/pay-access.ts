@@ -30,11 +30,14 @@ export async function sessionForToken(
   throw new ServiceError('invalid_access_token');
 }
 
-/** The session of an organizer's token; a group token is organizer_only. */
-export async function organizerSession(deps: Deps, token: string): Promise<Session> {
-  const { session, role } = await sessionForToken(deps, token);
-  if (role !== 'organizer') throw new ServiceError('organizer_only');
-  return session;
+/** The session of a token that must be the organizer's; a group token is organizer_only. */
+export async function organizerSession(
+  deps: Deps,
+  token: string,
+): Promise<{ session: Session; role: PageRole }> {
+  const access = await sessionForToken(deps, token);
+  if (access.role !== 'organizer') throw new ServiceError('organizer_only');
+  return access;
 }
 
 /** The name the pages show for the session's merchant. */

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { ErrorObject } from 'ajv';
+import { takesNoBody } from '../../src/api/schemas.ts';
 import { describeError, describeErrors, validatorCompiler } from '../../src/api/validation.ts';
 import { startTestApp, type TestApp, type TestResponse } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
@@ -80,10 +81,8 @@ const ANNOTATIONS = new Set([
 ]);
 
 /** Whether a route takes a body to break; body-less POSTs (NoBody, marked x-no-body) are tested in request-bodies.test.ts. */
-const takesBody = (route: { schema?: { body?: unknown } }) => {
-  const body = route.schema?.body as { 'x-no-body'?: boolean } | undefined;
-  return body !== undefined && !body['x-no-body'];
-};
+const takesBody = (route: { schema?: { body?: unknown } }) =>
+  route.schema?.body !== undefined && !takesNoBody(route.schema);
 
 /** Every keyword the rule breaker below knows how to break; a schema using another fails the test. */
 const BREAKABLE = new Set([

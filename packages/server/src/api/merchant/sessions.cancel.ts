@@ -6,14 +6,7 @@ import { closedToWire } from '../../wire/mappers.ts';
 import { ClosedSessionSchema } from '../../wire/schemas.ts';
 import { callerOf } from '../auth.ts';
 import { withAnswer } from '../idempotency.ts';
-import {
-  AUTH_ERRORS,
-  NoBody,
-  rateLimitConfig,
-  refuseNullBody,
-  responses,
-  SessionParams,
-} from '../schemas.ts';
+import { AUTH_ERRORS, NoBody, rateLimitConfig, responses, SessionParams } from '../schemas.ts';
 
 export function register(app: App, deps: Deps) {
   app.post(
@@ -27,7 +20,6 @@ export function register(app: App, deps: Deps) {
         response: responses(ClosedSessionSchema, [...AUTH_ERRORS, 404, 409]),
       },
       config: { ...rateLimitConfig(deps, 'SESSIONS_CANCEL'), auth: 'secret' },
-      preValidation: refuseNullBody,
     },
     async (request) => {
       const { merchant } = callerOf(request);

@@ -4,14 +4,7 @@ import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
 import { remindPendingMembers } from '../../flows/reminders.ts';
 import { callerOf } from '../auth.ts';
-import {
-  AUTH_ERRORS,
-  NoBody,
-  rateLimitConfig,
-  refuseNullBody,
-  responses,
-  SessionParams,
-} from '../schemas.ts';
+import { AUTH_ERRORS, NoBody, rateLimitConfig, responses, SessionParams } from '../schemas.ts';
 
 const Reminded = Type.Object({
   session_id: Type.String(),
@@ -34,7 +27,6 @@ export function register(app: App, deps: Deps) {
         response: responses(Reminded, [...AUTH_ERRORS, 404, 409]),
       },
       config: { ...rateLimitConfig(deps, 'SESSIONS_REMIND'), auth: 'secret' },
-      preValidation: refuseNullBody,
     },
     async (request) => {
       const { merchant } = callerOf(request);

@@ -7,14 +7,7 @@ import { closedToWire } from '../../wire/mappers.ts';
 import { ClosedSessionSchema } from '../../wire/schemas.ts';
 import { callerOf } from '../auth.ts';
 import { withAnswer } from '../idempotency.ts';
-import {
-  AUTH_ERRORS,
-  NoBody,
-  rateLimitConfig,
-  refuseNullBody,
-  responses,
-  SessionParams,
-} from '../schemas.ts';
+import { AUTH_ERRORS, NoBody, rateLimitConfig, responses, SessionParams } from '../schemas.ts';
 
 export function register(app: App, deps: Deps) {
   if (deps.config.serviceEnv !== 'sandbox') return;
@@ -29,7 +22,6 @@ export function register(app: App, deps: Deps) {
         response: responses(ClosedSessionSchema, [...AUTH_ERRORS, 404, 409]),
       },
       config: { ...rateLimitConfig(deps, 'TEST_HELPERS'), auth: 'secret' },
-      preValidation: refuseNullBody,
     },
     async (request) => {
       const { merchant } = callerOf(request);

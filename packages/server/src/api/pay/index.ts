@@ -34,11 +34,7 @@ export async function payApi(app: App, { deps }: { deps: Deps }) {
     if (!access) return;
     const checkToken: preHandlerHookHandler = (request, _reply, done) => {
       const token = (request.query as { access: string }).access;
-      const opened =
-        access === 'organizer'
-          ? organizerSession(deps, token).then((session) => ({ session, role: 'organizer' as const }))
-          : sessionForToken(deps, token);
-      opened.then(
+      (access === 'organizer' ? organizerSession : sessionForToken)(deps, token).then(
         (payAccess) => {
           request.payAccess = payAccess;
           done();

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.ts';
 import { closeSessionOrFail } from '../../flows/sessions.ts';
 import { closedToWire } from '../../wire/mappers.ts';
 import { withAnswer } from '../idempotency.ts';
-import { NoBody, rateLimitConfig, refuseNullBody } from '../schemas.ts';
+import { NoBody, rateLimitConfig } from '../schemas.ts';
 import { payAccessOf } from './access.ts';
 import { AccessQuery } from './pay.schemas.ts';
 
@@ -15,7 +15,6 @@ export function register(app: App, deps: Deps) {
     {
       schema: { hide: true, querystring: AccessQuery, body: NoBody },
       config: { ...rateLimitConfig(deps, 'PAY_WRITE'), access: 'organizer' },
-      preValidation: refuseNullBody,
     },
     async (request) => {
       const { session } = payAccessOf(request);
