@@ -1,0 +1,135 @@
+// The payment processor as the flows see it (docs/decisions.md#payments): seven operations, each
+// carrying an idempotency key, each answering one of our outcomes. Every implementation maps its
+// processor's answers onto these in one place, and an answer it cannot read is `unknown`, never a guess.
+
+/** Why a card was declined, as the payer's page explains it (docs/api.md#payments). */
+export const DECLINE_CODES = [
+  'generic_decline',
+  'insufficient_funds',
+  'expired_card',
+  'incorrect_cvc',
+  'lost_card',
+  'stolen_card',
+] as const;
+export type DeclineCode = (typeof DECLINE_CODES)[number];
+
+/** A card as the sandbox takes it. It lives only in memory, for the call: never stored, never logged. */
+export interface CardInput {
+  number: string;
+  expMonth: number;
+  expYear: number;
+  cvc: string;
+}
+
+/** What pays a share: a card (sandbox) or a Stripe PaymentMethod id made by the hosted page. */
+export type PaymentSource = { card: CardInput } | { paymentMethod: string };
+
+/** What we keep of a card: its brand and last four digits. */
+export interface CardFacts {
+  brand: string;
+  last4: string;
+}
+
+interface Common {
+  /** Sent as the processor's idempotency key: the same key answers the same result. */
+  key: string;
+  /** Our ids, attached to the processor's object so an operator can find it there. */
+  sessionId: string;
+}
+
+/** charge (authorize and capture at once) or authorize (a hold) of one share. */
+export interface PaymentRequest extends Common {
+  amountCents: number;
+  currency: string;
+  memberId: string;
+  source: PaymentSource;
+}
+
+/** capture or release (void) of a hold, or refund of a charge: `paymentId` is the processor's id of it. */
+export interface FollowUpRequest extends Common {
+  paymentId: string;
+  amountCents: number;
+  currency: string;
+  memberId: string;
+}
+
+/** The transfer of a funded session's takings to the merchant's connected account (null in the sandbox). */
+export interface TransferRequest extends Common {
+  amountCents: number;
+  currency: string;
+  destination: string | null;
+}
+
+export type Operation =
+  | ({ kind: 'charge' | 'authorize' } & PaymentRequest)
+  | ({ kind: 'capture' | 'release' | 'refund' } & FollowUpRequest)
+  | ({ kind: 'transfer' } & TransferRequest);
+
+export type OperationKind = Operation['kind'];
+
+/**
+ * The outcome of one operation.
+ * - `succeeded`: it happened; `processorId` names it there (a charge or hold `ch_…`/`pi_…`, `re_…`, `tr_…`).
+ * - `declined`: the card was refused; nothing moved. Only charge, authorize and capture are declined.
+ * - `failed`: the processor refused or could not do it, and certainly moved nothing.
+ * - `unknown`: we cannot tell (a timeout, a lost connection, an answer we do not understand). The
+ *   attempt stays open until `retrieve` with the same key tells.
+ */
+export type Outcome =
+  | { status: 'succeeded'; processorId: string; amountCents: number; card?: CardFacts }
+  | { status: 'declined'; declineCode: DeclineCode; message: string; card?: CardFacts }
+  | { status: 'failed'; message: string }
+  | { status: 'unknown'; message: string };
+
+export interface PaymentProcessor {
+  readonly name: 'sandbox' | 'stripe';
+  charge(request: PaymentRequest): Promise<Outcome>;
+  authorize(request: PaymentRequest): Promise<Outcome>;
+  capture(request: FollowUpRequest): Promise<Outcome>;
+  release(request: FollowUpRequest): Promise<Outcome>;
+  refund(request: FollowUpRequest): Promise<Outcome>;
+  transfer(request: TransferRequest): Promise<Outcome>;
+  /**
+   * What became of an operation sent earlier with `operation.key`, for the recovery of attempts a crash
+   * or a timeout left open: its outcome, or `undefined` when the processor never received it (so it
+   * certainly did nothing). May itself be `unknown` when the processor cannot be reached.
+   */
+  retrieve(operation: Operation): Promise<Outcome | undefined>;
+  /**
+   * The processor's own record of an operation that succeeded (`processorId`), for `reconcile`: its
+   * amount and whether it still stands as we recorded it. Undefined when the processor has no such object.
+   */
+  lookup(kind: OperationKind, processorId: string): Promise<ProcessorRecord | undefined>;
+}
+
+/** The processor's view of one object, as `reconcile` compares it with ours. */
+export interface ProcessorRecord {
+  processorId: string;
+  kind: OperationKind;
+  amountCents: number;
+  currency: string;
+  /**
+   * - charge: `succeeded` (captured, not refunded), `refunded`
+   * - authorize: `authorized` (a live hold), `captured`, `released`
+   * - refund, transfer, capture, release: `succeeded`
+   */
+  state: 'succeeded' | 'authorized' | 'captured' | 'released' | 'refunded';
+}
+
+/** Runs `operation` on `processor`, by its kind. */
+export function perform(processor: PaymentProcessor, operation: Operation): Promise<Outcome> {
+  switch (operation.kind) {
+    case 'charge':
+      return processor.charge(operation);
+    case 'authorize':
+      return processor.authorize(operation);
+    case 'capture':
+      return processor.capture(operation);
+    case 'release':
+      return processor.release(operation);
+    case 'refund':
+      return processor.refund(operation);
+    case 'transfer':
+      return processor.transfer(operation);
+  }
+}
