@@ -56,6 +56,13 @@ export interface Config {
   logLevel: string;
   /** Expiry sweeper period, milliseconds. */
   sweepIntervalMs: number;
+  /** Settling worker period (captures, refunds, releases, transfers, recovery), milliseconds. */
+  settleIntervalMs: number;
+  /**
+   * How long a processor call may stay unanswered before the recovery asks the processor what became of
+   * it (PAYMENT_RECOVERY_AFTER_MS, docs/decisions.md#payments); longer than any call's timeout.
+   */
+  paymentRecoveryAfterMs: number;
   /** Time a client has to send a request's headers, and the whole request, milliseconds (slow clients). */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
@@ -263,6 +270,8 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimits,
     logLevel,
     sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 2000, 100, 60_000),
+    settleIntervalMs: integer(env, 'SETTLE_INTERVAL_MS', 1000, 50, 60_000),
+    paymentRecoveryAfterMs: integer(env, 'PAYMENT_RECOVERY_AFTER_MS', 90_000, 100, 24 * 60 * 60 * 1000),
     headersTimeoutMs,
     requestTimeoutMs,
     maxConnectionsPerIp: integer(env, 'MAX_CONNECTIONS_PER_IP', 256, 0, 1_000_000),

@@ -5,6 +5,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { CounterStore } from './limits/counter.ts';
 import type { Mailer } from './mail/mailer.ts';
+import type { PaymentProcessor } from './processor/types.ts';
 import type { Db } from './store/db.ts';
 
 export interface Deps {
@@ -17,6 +18,8 @@ export interface Deps {
   /** Shared rate-limit store; undefined means in-process memory. */
   redis: Redis | undefined;
   mailer: Mailer;
+  /** The sandbox processor, or Stripe when STRIPE_SECRET_KEY is set (docs/decisions.md#payments). */
+  processor: PaymentProcessor;
   /** Named points in flows where a crash test may stop the process (config.crashAt); no-ops otherwise. */
   faults: Faults;
 }

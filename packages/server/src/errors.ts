@@ -38,6 +38,8 @@ export const ERROR_MESSAGES = {
   session_not_pending:
     'The session is not pending (it is funded, cancelled or expired), so it can no longer be changed or paid.',
   share_not_pending: 'The share is already paid.',
+  payment_in_progress:
+    'A payment for this share is already being processed; wait a few seconds and load the share again.',
   group_full: 'The group is full.',
   group_not_joinable: 'Members can join only a group split equally.',
   idempotency_key_reused: 'This Idempotency-Key was used with a different request.',
@@ -61,12 +63,15 @@ export interface ServiceErrorOptions {
   details?: string[];
   /** When the caller may try again, for limits. */
   retryAfterSeconds?: number;
+  /** Why a card was declined (card_declined only): generic_decline, insufficient_funds, … */
+  declineCode?: string;
 }
 
 export class ServiceError extends Error {
   readonly code: ErrorCode;
   readonly details: string[] | undefined;
   readonly retryAfterSeconds: number | undefined;
+  readonly declineCode: string | undefined;
 
   constructor(code: ErrorCode, options: ServiceErrorOptions = {}) {
     super(options.message ?? ERROR_MESSAGES[code]);
@@ -74,5 +79,6 @@ export class ServiceError extends Error {
     this.code = code;
     this.details = options.details;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.declineCode = options.declineCode;
   }
 }

@@ -64,6 +64,14 @@ export const ids = {
   share: () => newToken('shr_'),
   organizerToken: () => newToken('at_'),
   groupToken: () => newToken('gat_'),
+  /** One processor call of ours (docs/decisions.md#payments). */
+  attempt: () => newId('att_'),
+  ledgerLine: () => newId('ln_'),
+  ledgerEntry: () => newId('le_'),
+  /** The sandbox processor's objects: a charge or hold, a refund, a transfer. */
+  sandboxCharge: () => newId('ch_'),
+  sandboxRefund: () => newId('re_'),
+  sandboxTransfer: () => newId('tr_'),
 };
 
 /** SHA-256 hex digest, used to store secret keys and to compare bodies. */

@@ -8,6 +8,8 @@ import type { Deps } from './deps.ts';
 import { checkStoredSecrets, secretBoxFor } from './flows/secrets.ts';
 import { MemoryCounterStore, RedisCounterStore } from './limits/counter.ts';
 import { createMailer } from './mail/mailer.ts';
+import { createSandboxProcessor } from './processor/sandbox.ts';
+import type { PaymentProcessor } from './processor/types.ts';
 import { openDb } from './store/db.ts';
 import { migrateToLatest } from './store/migrations/index.ts';
 
@@ -39,6 +41,8 @@ export interface RuntimeOptions {
   clock?: Clock;
   logger?: Logger;
   migrate?: boolean;
+  /** The payment processor; the sandbox's unless given (tests wrap it to make it fail). */
+  processor?: PaymentProcessor;
 }
 
 export async function openRuntime(
@@ -101,6 +105,7 @@ export async function openRuntime(
       : new MemoryCounterStore(() => clock.now()),
     redis,
     mailer,
+    processor: options.processor ?? createSandboxProcessor(db, clock),
     faults: {
       reach(point) {
         if (point !== config.crashAt) return;

@@ -35,6 +35,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   request_timeout: 408,
   session_not_pending: 409,
   share_not_pending: 409,
+  payment_in_progress: 409,
   group_full: 409,
   group_not_joinable: 409,
   idempotency_key_reused: 409,
@@ -61,6 +62,7 @@ export const BASE_HEADERS = {
 /** The JSON body of an error answer. */
 function errorBody(requestId: string, error: ServiceError): string {
   const body: Record<string, unknown> = { request_id: requestId, error: error.message, code: error.code };
+  if (error.declineCode !== undefined) body.decline_code = error.declineCode;
   if (error.details?.length) body.details = error.details;
   return JSON.stringify(body);
 }

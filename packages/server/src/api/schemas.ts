@@ -12,6 +12,12 @@ const ErrorObject = Type.Object(
     error: Type.String({ description: 'What went wrong, for a person.' }),
     code: Type.String({ description: 'Stable machine-readable error code.' }),
     details: Type.Optional(Type.Array(Type.String(), { description: 'Checklist for complex errors.' })),
+    decline_code: Type.Optional(
+      Type.String({
+        description:
+          'card_declined only: generic_decline, insufficient_funds, expired_card, incorrect_cvc, lost_card or stolen_card.',
+      }),
+    ),
   },
   { $id: 'Error', title: 'Error' },
 );

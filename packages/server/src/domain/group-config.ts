@@ -7,6 +7,7 @@ export interface GroupConfigInput {
   default_mode?: string;
   allowed_modes?: string[];
   expiry_hours?: number;
+  capture?: string;
 }
 
 export interface ResolvedGroupConfig {
@@ -15,7 +16,15 @@ export interface ResolvedGroupConfig {
   defaultMode: SplitMode;
   allowedModes: SplitMode[];
   expiryHours: number;
+  /** When cards are charged (docs/api.md#capture-modes). */
+  capture: CaptureMode;
 }
+
+export const CAPTURE_MODES = ['immediate', 'on_funded'] as const;
+export type CaptureMode = (typeof CAPTURE_MODES)[number];
+
+/** Card holds last about 7 days at the networks; an on_funded group must end within 6 (144 hours). */
+export const MAX_ON_FUNDED_EXPIRY_HOURS = 144;
 
 /** Bounds of a group: its size, its expiry, and what a member may be called. */
 export const GROUP_LIMITS = {
@@ -85,8 +94,17 @@ export function resolveGroupConfig(
       `group_config.expiry_hours must be from ${GROUP_LIMITS.minExpiryHours} to ${GROUP_LIMITS.maxExpiryHours}`,
     );
   }
+  const capture = (given.capture ?? 'immediate') as CaptureMode;
+  if (!CAPTURE_MODES.includes(capture)) {
+    errors.push(`group_config.capture must be one of ${CAPTURE_MODES.join(', ')}, got "${given.capture}"`);
+  } else if (capture === 'on_funded' && expiryHours > MAX_ON_FUNDED_EXPIRY_HOURS) {
+    errors.push(
+      `group_config.expiry_hours must be at most ${MAX_ON_FUNDED_EXPIRY_HOURS} with capture on_funded: card holds ` +
+        'last about 7 days, so the group must be funded or let go before they lapse',
+    );
+  }
   if (errors.length > 0 || defaultMode === undefined || !isSplitMode(defaultMode)) {
     return { ok: false, errors };
   }
-  return { ok: true, config: { minSize, maxSize, defaultMode, allowedModes, expiryHours } };
+  return { ok: true, config: { minSize, maxSize, defaultMode, allowedModes, expiryHours, capture } };
 }

@@ -9,10 +9,12 @@ export interface MemberFacts {
   amountCents: number;
   status: MemberStatus;
   isOrganizer: boolean;
+  /** Set while a payment of the share is in flight: the share must stay as it is. */
+  payingAttemptId?: string | null;
 }
 
-/** Whether a member's share counts as paid: money was taken, and stays taken while the session is open. */
-const countsAsPaid = (status: MemberStatus): boolean => status === 'paid';
+/** Whether a member's share counts as paid: money was taken or is held (docs/api.md#capture-modes). */
+const countsAsPaid = (status: MemberStatus): boolean => status === 'paid' || status === 'authorized';
 
 /** Sum of the shares that count as paid; the session's pending amount is the total minus this. */
 export const paidAmountOf = (members: readonly Pick<MemberFacts, 'amountCents' | 'status'>[]): number =>
@@ -53,8 +55,10 @@ export function matchMembers<M extends MemberFacts>(
     seen.add(m.id);
   }
   for (const m of existing) {
-    if (m.status !== 'pending' && !seen.has(m.id))
-      errors.push(`${m.name} has paid and must stay in the group (id ${m.id})`);
+    if (seen.has(m.id)) continue;
+    if (m.status !== 'pending') errors.push(`${m.name} has paid and must stay in the group (id ${m.id})`);
+    else if (m.payingAttemptId)
+      errors.push(`${m.name} is paying right now and must stay in the group (id ${m.id})`);
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, matched };
 }

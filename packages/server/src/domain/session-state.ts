@@ -6,7 +6,7 @@ export const SESSION_STATUSES = ['pending', 'funded', 'cancelled', 'expired'] as
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
 /** @internal Exported for its tests. */
-export const MEMBER_STATUSES = ['pending', 'paid', 'refunded'] as const;
+export const MEMBER_STATUSES = ['pending', 'authorized', 'paid', 'refunded', 'released'] as const;
 export type MemberStatus = (typeof MEMBER_STATUSES)[number];
 
 const SESSION_TRANSITIONS: Readonly<Record<SessionStatus, readonly SessionStatus[]>> = {
@@ -17,10 +17,14 @@ const SESSION_TRANSITIONS: Readonly<Record<SessionStatus, readonly SessionStatus
 };
 
 // A share is paid once and refunded at most once (on cancel or expiry); a refunded share stays refunded.
+// Under on_funded a share is first authorized (a hold), then captured (paid) or released; a capture that
+// fails puts it back to pending.
 const MEMBER_TRANSITIONS: Readonly<Record<MemberStatus, readonly MemberStatus[]>> = {
-  pending: ['paid'],
+  pending: ['authorized', 'paid'],
+  authorized: ['paid', 'released', 'pending'],
   paid: ['refunded'],
   refunded: [],
+  released: [],
 };
 
 /**
@@ -54,9 +58,15 @@ export function assertTransition(from: SessionStatus, to: SessionStatus): void {
 }
 
 /**
- * Whether a member's share may go from `from` to `to`: pending → paid → refunded.
+ * Whether a member's share may go from `from` to `to`: pending → paid → refunded; under on_funded
+ * pending → authorized → paid or released, and authorized → pending when the capture fails.
  * @internal Exported for its tests.
  */
 export function canMemberTransition(from: MemberStatus, to: MemberStatus): boolean {
   return MEMBER_TRANSITIONS[from]?.includes(to) ?? false;
+}
+
+/** Throws for a member move the state machine does not have; like assertTransition, only a bug reaches it. */
+export function assertMemberTransition(from: MemberStatus, to: MemberStatus): void {
+  if (!canMemberTransition(from, to)) throw new Error(`a ${from} share cannot become ${to}`);
 }

@@ -2,6 +2,7 @@
 export const EVENT_TYPES = [
   'group.created',
   'group.share_paid',
+  'group.share_failed',
   'group.funded',
   'group.expired',
   'group.cancelled',

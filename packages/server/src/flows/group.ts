@@ -34,6 +34,12 @@ export interface MemberInput {
   items?: { itemIndex: number; quantity: number }[];
 }
 
+/**
+ * A share that no longer changes: paid, authorized (a hold), refunded or released, or with a payment in
+ * flight. Set-ups, joins and cover keep these as they are.
+ */
+const isFixed = (m: Member): boolean => m.status !== 'pending' || m.payingAttemptId !== null;
+
 const invalidGroup = (errors: string[]): never => {
   throw new ServiceError('invalid_group', { message: errors[0], details: errors });
 };
@@ -74,7 +80,7 @@ async function saveMembers(trx: Transaction<Database>, existing: Member[], next:
   const before = new Map(existing.map((m) => [m.id, m]));
   const changed = next.filter((m) => {
     const old = before.get(m.id);
-    return old !== undefined && old.status === 'pending' && !sameShare(old, m);
+    return old !== undefined && !isFixed(old) && !sameShare(old, m);
   });
   const conflict = new ServiceError('share_not_pending', {
     message: 'A member paid while the group was being changed; load the group again and retry.',
@@ -122,12 +128,12 @@ export async function setUpGroup(
     if (!match.ok) return invalidGroup(match.errors);
     const { matched } = match;
 
-    const locked = matched.map((m) => (m && m.status !== 'pending' ? m.amountCents : null));
+    const locked = matched.map((m) => (m && isFixed(m) ? m.amountCents : null));
     const amounts = splitOrThrow(session, mode, members, locked);
 
     const next: Member[] = members.map((input, position) => {
       const previous = matched[position];
-      if (previous && previous.status !== 'pending') return { ...previous, position };
+      if (previous && isFixed(previous)) return { ...previous, position };
       return {
         id: previous?.id ?? ids.member(),
         sessionId: session.id,
@@ -144,6 +150,8 @@ export async function setUpGroup(
         status: 'pending',
         isOrganizer: position === 0,
         lastRemindedAt: previous?.lastRemindedAt ?? null,
+        payingAttemptId: null,
+        failure: null,
         createdAt: previous?.createdAt ?? now,
         updatedAt: now,
       };
@@ -198,6 +206,8 @@ export async function joinGroup(
       status: 'pending',
       isOrganizer: false,
       lastRemindedAt: null,
+      payingAttemptId: null,
+      failure: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -206,15 +216,84 @@ export async function joinGroup(
       session,
       'equal',
       all.map((m) => ({ name: m.name })),
-      all.map((m) => (m.status === 'pending' ? null : m.amountCents)),
+      all.map((m) => (isFixed(m) ? m.amountCents : null)),
     );
     const next = all.map((m, position) =>
-      m.status === 'pending' ? { ...m, amountCents: amounts[position] as number, updatedAt: now } : m,
+      isFixed(m) ? m : { ...m, amountCents: amounts[position] as number, updatedAt: now },
     );
     await saveMembers(trx, existing, next, now);
     await updateGroupMode(trx, session.id, 'equal', session.groupSetUpAt ?? now, now);
     const joined = { session, member: next.at(-1) as Member, members: next };
     await recordAnswer(trx, answer, joined);
     return joined;
+  });
+}
+
+/**
+ * The organizer covers the rest (docs/api.md#split-modes): every other member's pending share is
+ * removed and its amount added to the organizer's, or, if the organizer has paid already, to a new share
+ * of theirs. Shares with a payment in flight stay. The group becomes custom: its amounts no longer follow
+ * a split. Answers the group as it now is; unchanged when nobody else owes anything.
+ */
+export async function coverShares(
+  deps: Deps,
+  sessionId: string,
+  answer?: AnswerSpec<{ session: Session; members: Member[] }>,
+): Promise<{ session: Session; members: Member[] }> {
+  const now = deps.clock.now();
+  return deps.db.kysely.transaction().execute(async (trx) => {
+    const session = await lockForChange(trx, sessionId, now);
+    const existing = await listMembers(trx, session.id);
+    const organizer = existing.find((m) => m.isOrganizer) as Member;
+    const covered = existing.filter((m) => !m.isOrganizer && !isFixed(m) && m.amountCents > 0);
+    if (covered.length === 0) {
+      const unchanged = { session, members: existing };
+      await recordAnswer(trx, answer, unchanged);
+      return unchanged;
+    }
+    const amount = covered.reduce((sum, m) => sum + m.amountCents, 0);
+    const gone = new Set(covered.map((m) => m.id));
+    const kept = existing.filter((m) => !gone.has(m.id));
+    let next: Member[];
+    if (!isFixed(organizer)) {
+      next = kept.map((m) =>
+        m.id === organizer.id
+          ? { ...m, amountCents: m.amountCents + amount, basisPoints: null, items: null, updatedAt: now }
+          : m,
+      );
+    } else {
+      next = [
+        ...kept,
+        {
+          ...organizer,
+          id: ids.member(),
+          position: Math.max(...existing.map((m) => m.position)) + 1,
+          amountCents: amount,
+          basisPoints: null,
+          items: null,
+          shareId: ids.share(),
+          status: 'pending',
+          isOrganizer: false,
+          lastRemindedAt: null,
+          payingAttemptId: null,
+          failure: null,
+          createdAt: now,
+          updatedAt: now,
+        },
+      ];
+    }
+    await saveMembers(trx, existing, next, now);
+    await updateGroupMode(trx, session.id, 'custom', session.groupSetUpAt ?? now, now);
+    const result = {
+      session: {
+        ...session,
+        groupMode: 'custom' as const,
+        groupSetUpAt: session.groupSetUpAt ?? now,
+        updatedAt: now,
+      },
+      members: next,
+    };
+    await recordAnswer(trx, answer, result);
+    return result;
   });
 }

@@ -4,6 +4,7 @@
 import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { sha256 } from '../ids.ts';
+import { type Attempt, listSessionAttempts } from '../store/attempts.ts';
 import { findMemberByShareId, listMembers, type Member } from '../store/members.ts';
 import { findMerchantById } from '../store/merchants.ts';
 import {
@@ -52,13 +53,14 @@ export async function loadPayPage(deps: Deps, access: { session: Session; role: 
   return { session, members, role, merchantName: await merchantNameOf(deps, session) };
 }
 
-/** One member's share by its id, with its session and the merchant's name. */
+/** One member's share by its id, with its session, the merchant's name and (once paid) its attempts. */
 export async function loadShare(
   deps: Deps,
   shareId: string,
-): Promise<{ session: Session; member: Member; merchantName: string }> {
+): Promise<{ session: Session; member: Member; merchantName: string; attempts: Attempt[] }> {
   const member = await findMemberByShareId(deps.db.kysely, shareId);
   const session = member && (await findSessionByIdUnscoped(deps.db.kysely, member.sessionId));
   if (!member || !session) throw new ServiceError('share_not_found');
-  return { session, member, merchantName: await merchantNameOf(deps, session) };
+  const attempts = member.status === 'pending' ? [] : await listSessionAttempts(deps.db.kysely, session.id);
+  return { session, member, merchantName: await merchantNameOf(deps, session), attempts };
 }

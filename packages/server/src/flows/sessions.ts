@@ -4,12 +4,12 @@
 import { type Cart, verifyCartSignature } from '@group-checkout/node';
 import type { Deps } from '../deps.ts';
 import { checkCart } from '../domain/cart.ts';
+import { refundsOf } from '../domain/settling.ts';
 import { type GroupConfigInput, resolveGroupConfig } from '../domain/group-config.ts';
 import { secretsInForce } from '../domain/rotation.ts';
 import { diagnoseCartSignature } from '../domain/signature-check.ts';
 import { ServiceError } from '../errors.ts';
 import { recordEvent } from '../events/outbox.ts';
-import type { EventType } from '../events/types.ts';
 import { ids, sha256 } from '../ids.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { insertMembers, listMembers, type Member } from '../store/members.ts';
@@ -31,6 +31,7 @@ import {
 import type { RefundView } from '../wire/mappers.ts';
 import type { Caller } from './caller.ts';
 import { type AnswerSpec, recordAnswer } from './idempotency.ts';
+import { loadMoney, settleClosing, settleIfDue } from './settle.ts';
 import { checkMerchantUrl, checkWebhookEndpointUrl } from './urls.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -136,6 +137,9 @@ export async function createSession(
     updatedAt: now,
     expiresAt: now + expiryMs,
     closedAt: null,
+    fundedAt: null,
+    settledAt: null,
+    settleAfter: null,
   };
   const organizerDraft = {
     id: ids.member(),
@@ -151,6 +155,8 @@ export async function createSession(
     status: 'pending',
     isOrganizer: true,
     lastRemindedAt: null,
+    payingAttemptId: null,
+    failure: null,
   } satisfies Omit<Member, 'createdAt' | 'updatedAt'>;
 
   // created_at is unique per merchant: it is the list cursor, so a session created in the same
@@ -233,20 +239,17 @@ function diagnose(caller: Caller, cart: Cart, signature: string, now: number): s
 export interface ClosedSession {
   session: Session;
   members: Member[];
-  /** Refunds of paid shares; no share can be paid yet, so there are none until payments land. */
+  /** One per share whose money was taken, with how far its refund got (docs/api.md#refunds). */
   refunds: RefundView[];
 }
 
-const CLOSING_EVENT: Record<'cancelled' | 'expired', EventType> = {
-  cancelled: 'group.cancelled',
-  expired: 'group.expired',
-};
-
 /**
- * Closes a pending session as cancelled or expired and writes its event, in one transaction. The
- * conditional update is the claim: of two processes closing one session, one gets the closed session
- * and the other undefined (the session was no longer pending, or for a cancel no longer open).
- * `expireNow` (the sandbox helper) also moves expires_at to the moment of closing.
+ * Closes a pending session as cancelled or expired, in one transaction. The conditional update is the
+ * claim: of two processes closing one session, one gets the closed session and the other undefined (the
+ * session was no longer pending, or for a cancel no longer open). A session with no money in it gets its
+ * closing event (group.cancelled or group.expired) at once; otherwise its paid shares are refunded and its
+ * holds released first, here right after the commit and by the settling worker until they succeed, and
+ * the event follows them. `expireNow` (the sandbox helper) also moves expires_at to the moment of closing.
  */
 export async function closeSession(
   deps: Deps,
@@ -255,19 +258,28 @@ export async function closeSession(
   options: { expireNow?: boolean; answer?: AnswerSpec<ClosedSession> } = {},
 ): Promise<ClosedSession | undefined> {
   const now = deps.clock.now();
-  return deps.db.kysely.transaction().execute(async (trx) => {
+  const closed = await deps.db.kysely.transaction().execute(async (trx) => {
     // A cancel must find the session still open; expiry (the sweeper, the sandbox helper) needs it pending.
     const session = await closePendingSession(trx, sessionId, to, now, {
       openAt: to === 'cancelled' ? now : undefined,
       expiresAt: options.expireNow ? now : undefined,
     });
     if (!session) return undefined;
-    const members = await listMembers(trx, sessionId);
-    await recordEvent(trx, CLOSING_EVENT[to], { session, members }, now);
-    const closed: ClosedSession = { session, members, refunds: [] };
-    await recordAnswer(trx, options.answer, closed);
-    return closed;
+    const state = await settleClosing(deps, trx, session, now);
+    const result: ClosedSession = {
+      session: state.session,
+      members: state.members,
+      refunds: refundsOf(state.session, state.members, state.attempts),
+    };
+    await recordAnswer(trx, options.answer, result);
+    return result;
   });
+  if (!closed) return undefined;
+  if (closed.refunds.length === 0 && closed.session.settleAfter === null) return closed;
+  // Refund now rather than at the worker's next round: the answer then shows them done.
+  await settleIfDue(deps, closed.session);
+  const after = await loadMoney(deps, sessionId);
+  return after ? { ...after, refunds: refundsOf(after.session, after.members, after.attempts) } : closed;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.ts';
 import { purgeExpiredIdempotencyKeys } from '../flows/housekeeping.ts';
 import { expireDueSessions } from './expiry.ts';
 import { type Loop, startLoop } from './loop.ts';
+import { settleDueSessions } from './settle.ts';
 
 const IDEMPOTENCY_CLEANUP_MS = 10 * 60 * 1000;
 
@@ -11,6 +12,9 @@ export function startWorkers(deps: Deps): Loop {
   const loops = [
     startLoop('expiry-sweeper', deps.config.sweepIntervalMs, deps.logger, (signal) =>
       expireDueSessions(deps, signal),
+    ),
+    startLoop('settler', deps.config.settleIntervalMs, deps.logger, (signal) =>
+      settleDueSessions(deps, signal),
     ),
     startLoop('idempotency-cleanup', IDEMPOTENCY_CLEANUP_MS, deps.logger, () =>
       purgeExpiredIdempotencyKeys(deps),

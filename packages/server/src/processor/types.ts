@@ -100,6 +100,11 @@ export interface PaymentProcessor {
    * amount and whether it still stands as we recorded it. Undefined when the processor has no such object.
    */
   lookup(kind: OperationKind, processorId: string): Promise<ProcessorRecord | undefined>;
+  /**
+   * Every object the processor holds for us, when it can list them cheaply (the sandbox): lets reconcile
+   * find a charge we have no record of. Processors that cannot list leave it out.
+   */
+  listRecords?(): Promise<ProcessorRecord[]>;
 }
 
 /** The processor's view of one object, as `reconcile` compares it with ours. */

@@ -1,7 +1,7 @@
 // Members of a session's group: one row each, the organizer first (position 0). Share ids are the
 // payers' credentials (the /s/{shareId} link), so lookups by share id need no merchant.
 import type { Selectable, Transaction } from 'kysely';
-import type { MemberStatus } from '../domain/session-state.ts';
+import { assertMemberTransition, type MemberStatus } from '../domain/session-state.ts';
 import type { Database, MembersTable } from './schema.ts';
 import type { Executor } from './sessions.ts';
 
@@ -24,6 +24,10 @@ export interface Member {
   status: MemberStatus;
   isOrganizer: boolean;
   lastRemindedAt: number | null;
+  /** The payment attempt in flight for this share: while set, the share cannot change. */
+  payingAttemptId: string | null;
+  /** Why the last payment or capture of this share failed, for the payer's page; null otherwise. */
+  failure: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -43,6 +47,8 @@ function toMember(row: Selectable<MembersTable>): Member {
     status: row.status,
     isOrganizer: row.is_organizer === 1,
     lastRemindedAt: row.last_reminded_at,
+    payingAttemptId: row.paying_attempt_id,
+    failure: row.failure,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -63,6 +69,8 @@ function memberRow(m: Member): Selectable<MembersTable> {
     status: m.status,
     is_organizer: m.isOrganizer ? 1 : 0,
     last_reminded_at: m.lastRemindedAt,
+    paying_attempt_id: m.payingAttemptId,
+    failure: m.failure,
     created_at: m.createdAt,
     updated_at: m.updatedAt,
   };
@@ -94,11 +102,12 @@ export async function deletePendingMembers(trx: Transaction<Database>, memberIds
     .deleteFrom('members')
     .where('id', 'in', memberIds)
     .where('status', '=', 'pending')
+    .where('paying_attempt_id', 'is', null)
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
-/** Writes a pending member's place, name, email and share; false when the member is no longer pending. */
+/** Writes a pending member's place, name, email and share; false when the member is no longer pending or is paying. */
 export async function updatePendingMember(
   trx: Transaction<Database>,
   m: Member,
@@ -110,6 +119,7 @@ export async function updatePendingMember(
     .set({ position, name, email, amount_cents, basis_points, items, updated_at: now })
     .where('id', '=', m.id)
     .where('status', '=', 'pending')
+    .where('paying_attempt_id', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
@@ -138,4 +148,70 @@ export async function releaseReminder(
   previous: number | null,
 ): Promise<void> {
   await db.updateTable('members').set({ last_reminded_at: previous }).where('id', '=', memberId).execute();
+}
+
+export async function findMemberById(db: Executor, memberId: string): Promise<Member | undefined> {
+  const row = await db.selectFrom('members').selectAll().where('id', '=', memberId).executeTakeFirst();
+  return row && toMember(row);
+}
+
+/** Marks a pending member as paying with `attemptId`; false when it is not pending or already paying. */
+export async function startPaying(
+  trx: Transaction<Database>,
+  memberId: string,
+  attemptId: string,
+  now: number,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('members')
+    .set({ paying_attempt_id: attemptId, updated_at: now })
+    .where('id', '=', memberId)
+    .where('status', '=', 'pending')
+    .where('paying_attempt_id', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Moves a member's status from `from` to `to`, ending the payment attempt in flight if `attemptId` is
+ * it, and writes `failure` (null clears it); false when the member was not in `from`.
+ */
+export async function moveMember(
+  trx: Transaction<Database>,
+  memberId: string,
+  from: MemberStatus,
+  to: MemberStatus,
+  options: { attemptId?: string; failure?: string | null; now: number },
+): Promise<boolean> {
+  assertMemberTransition(from, to);
+  let query = trx
+    .updateTable('members')
+    .set({
+      status: to,
+      updated_at: options.now,
+      ...(options.failure === undefined ? {} : { failure: options.failure }),
+      ...(options.attemptId === undefined ? {} : { paying_attempt_id: null }),
+    })
+    .where('id', '=', memberId)
+    .where('status', '=', from);
+  if (options.attemptId !== undefined) query = query.where('paying_attempt_id', '=', options.attemptId);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Ends a payment attempt that moved no money: the member stays pending, with why it failed. */
+export async function stopPaying(
+  trx: Transaction<Database>,
+  memberId: string,
+  attemptId: string,
+  failure: string | null,
+  now: number,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('members')
+    .set({ paying_attempt_id: null, failure, updated_at: now })
+    .where('id', '=', memberId)
+    .where('paying_attempt_id', '=', attemptId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }

@@ -85,6 +85,9 @@ export interface SessionsTable {
   updated_at: number;
   expires_at: number;
   closed_at: number | null;
+  funded_at: number | null;
+  settled_at: number | null;
+  settle_after: number | null;
 }
 
 export interface MembersTable {
@@ -98,9 +101,11 @@ export interface MembersTable {
   basis_points: number | null;
   items: string | null;
   share_id: string;
-  status: 'pending' | 'paid' | 'refunded';
+  status: 'pending' | 'authorized' | 'paid' | 'refunded' | 'released';
   is_organizer: number;
   last_reminded_at: number | null;
+  paying_attempt_id: string | null;
+  failure: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -114,6 +119,59 @@ interface EventsTable {
   created_at: number;
 }
 
+export interface AttemptsTable {
+  id: string;
+  idempotency_key: string;
+  kind: 'charge' | 'authorize' | 'capture' | 'release' | 'refund' | 'transfer';
+  merchant_id: string;
+  session_id: string;
+  member_id: string | null;
+  /** The processor's id of the charge or hold a capture, release or refund acts on. */
+  target_id: string | null;
+  /** What moves: share + consumer fee for a payment, its refund, capture or release; the net for a transfer. */
+  amount_cents: number;
+  /** The consumer fee within amount_cents (0 for a transfer). */
+  fee_cents: number;
+  currency: string;
+  /** A Stripe PaymentMethod id (never card data): kept so that recovery can send the same request. */
+  payment_method: string | null;
+  state: 'started' | 'succeeded' | 'declined' | 'failed';
+  processor_id: string | null;
+  card_brand: string | null;
+  card_last4: string | null;
+  decline_code: string | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SandboxOperationsTable {
+  idempotency_key: string;
+  id: string | null;
+  kind: string;
+  target_id: string | null;
+  amount_cents: number;
+  currency: string;
+  state: string;
+  outcome: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface LedgerLinesTable {
+  id: string;
+  entry_id: string;
+  kind: string;
+  account: string;
+  amount_cents: number;
+  currency: string;
+  merchant_id: string;
+  session_id: string;
+  member_id: string | null;
+  attempt_id: string | null;
+  created_at: number;
+}
+
 export interface Database {
   merchants: MerchantsTable;
   api_keys: ApiKeysTable;
@@ -122,4 +180,7 @@ export interface Database {
   sessions: SessionsTable;
   members: MembersTable;
   events: EventsTable;
+  attempts: AttemptsTable;
+  sandbox_operations: SandboxOperationsTable;
+  ledger_lines: LedgerLinesTable;
 }

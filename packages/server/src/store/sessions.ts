@@ -5,6 +5,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { ResolvedGroupConfig } from '../domain/group-config.ts';
 import { assertTransition, type SessionStatus } from '../domain/session-state.ts';
 import type { SplitMode } from '../domain/split.ts';
+import { type Attempt, listSessionAttempts } from './attempts.ts';
 import type { Db } from './db.ts';
 import { listMembers, type Member } from './members.ts';
 import type { Database, SessionsTable } from './schema.ts';
@@ -43,6 +44,11 @@ export interface Session {
   updatedAt: number;
   expiresAt: number;
   closedAt: number | null;
+  fundedAt: number | null;
+  /** When the money work of a funded or closed session was all done (docs/decisions.md#payments). */
+  settledAt: number | null;
+  /** When the settling worker should next look at the session; null while it owes nothing. */
+  settleAfter: number | null;
 }
 
 function toSession(row: Selectable<SessionsTable>): Session {
@@ -56,7 +62,11 @@ function toSession(row: Selectable<SessionsTable>): Session {
     orderRef: row.order_ref,
     groupId: row.group_id,
     groupMode: row.group_mode as SplitMode,
-    groupConfig: JSON.parse(row.group_config) as GroupConfig,
+    // Sessions made before capture modes existed charge immediately.
+    groupConfig: {
+      capture: 'immediate',
+      ...(JSON.parse(row.group_config) as Partial<GroupConfig>),
+    } as GroupConfig,
     groupSetUpAt: row.group_set_up_at,
     customer: row.customer === null ? null : (JSON.parse(row.customer) as Customer),
     successUrl: row.success_url,
@@ -70,6 +80,9 @@ function toSession(row: Selectable<SessionsTable>): Session {
     updatedAt: row.updated_at,
     expiresAt: row.expires_at,
     closedAt: row.closed_at,
+    fundedAt: row.funded_at,
+    settledAt: row.settled_at,
+    settleAfter: row.settle_after,
   };
 }
 
@@ -106,6 +119,9 @@ export async function insertSession(trx: Transaction<Database>, session: Session
       updated_at: session.updatedAt,
       expires_at: session.expiresAt,
       closed_at: session.closedAt,
+      funded_at: session.fundedAt,
+      settled_at: session.settledAt,
+      settle_after: session.settleAfter,
     })
     .execute();
 }
@@ -142,6 +158,8 @@ export async function findSessionById(
 export interface SessionWithMembers {
   session: Session;
   members: Member[];
+  /** The session's processor attempts; loaded only once money has moved (a member not pending, or funded). */
+  attempts: Attempt[];
 }
 
 /**
@@ -166,7 +184,12 @@ async function loadSessionWithMembers(
   sessionId: string,
 ): Promise<SessionWithMembers | undefined> {
   const session = await findSessionById(db.kysely, merchantId, sessionId);
-  return session && { session, members: await listMembers(db.kysely, sessionId) };
+  if (!session) return undefined;
+  const members = await listMembers(db.kysely, sessionId);
+  // Charges, refunds and the transfer all come from attempts that succeeded, and each moved a member out
+  // of pending (or funded the session): a session without either has none, and costs no third query.
+  const moved = session.status === 'funded' || members.some((m) => m.status !== 'pending');
+  return { session, members, attempts: moved ? await listSessionAttempts(db.kysely, sessionId) : [] };
 }
 
 export async function findSessionByOrganizerTokenHash(
@@ -311,4 +334,76 @@ export async function updateGroupMode(
     .set({ group_mode: mode, group_set_up_at: setUpAt, updated_at: now })
     .where('id', '=', sessionId)
     .execute();
+}
+
+/**
+ * Row lock on a session whatever its status, taken first by a transaction that records what a processor
+ * did for it (the session may have closed while the call was out). Answers the session as locked.
+ */
+export async function lockSession(
+  trx: Transaction<Database>,
+  sessionId: string,
+  now: number,
+): Promise<Session | undefined> {
+  const row = await trx
+    .updateTable('sessions')
+    .set({ updated_at: now })
+    .where('id', '=', sessionId)
+    .returningAll()
+    .executeTakeFirst();
+  return row && toSession(row);
+}
+
+/** Marks a pending session funded (in the transaction of its last payment); false if it was not pending. */
+export async function fundPendingSession(
+  trx: Transaction<Database>,
+  sessionId: string,
+  now: number,
+): Promise<boolean> {
+  assertTransition('pending', 'funded');
+  const result = await trx
+    .updateTable('sessions')
+    .set({ status: 'funded', funded_at: now, updated_at: now })
+    .where('id', '=', sessionId)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Writes when the settling worker should next look at the session (null: it owes nothing), and settled_at. */
+export async function scheduleSettling(
+  trx: Transaction<Database>,
+  sessionId: string,
+  settleAfter: number | null,
+  settledAt?: number,
+): Promise<void> {
+  await trx
+    .updateTable('sessions')
+    .set({ settle_after: settleAfter, ...(settledAt === undefined ? {} : { settled_at: settledAt }) })
+    .where('id', '=', sessionId)
+    .execute();
+}
+
+/** Sessions whose settling is due, soonest first. */
+export async function listSessionsToSettle(db: Executor, now: number, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('settle_after', '<=', now)
+    .orderBy('settle_after', 'asc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Every session id, a page at a time in id order (reconcile). */
+export async function listSessionIdsAfter(db: Executor, afterId: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('id', '>', afterId)
+    .orderBy('id', 'asc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
 }

@@ -4,7 +4,9 @@ import type { Cart } from '@group-checkout/node';
 import { toIso } from '../clock.ts';
 import { chargeAmount, consumerFee } from '../domain/fees.ts';
 import { paidAmountOf } from '../domain/members.ts';
+import { chargeIds, paymentOf, type RefundFacts, refundsOf } from '../domain/settling.ts';
 import { formatRate } from '../domain/money.ts';
+import type { Attempt } from '../store/attempts.ts';
 import type { Member } from '../store/members.ts';
 import type { Session, SessionListItem } from '../store/sessions.ts';
 import type { WebhookEndpoint } from '../store/webhooks.ts';
@@ -81,8 +83,23 @@ function groupToWire(session: Session, members: readonly Member[]) {
   };
 }
 
-/** GET /sessions/{id}: the session with its group; the customer only for the secret key. */
-export function sessionToWire(session: Session, members: readonly Member[], withCustomer: boolean) {
+/** The money of a session: charge ids, the transfer id, and for a closed session its refunds. */
+export function moneyToWire(session: Session, members: readonly Member[], attempts: readonly Attempt[]) {
+  const transfer = attempts.find((a) => a.kind === 'transfer' && a.state === 'succeeded');
+  return {
+    charges: chargeIds(attempts),
+    transfer: transfer?.processorId ?? null,
+    refunds: refundsOf(session, members, attempts).map(refundToWire),
+  };
+}
+
+/** GET /sessions/{id}: the session with its group and its money; the customer only for the secret key. */
+export function sessionToWire(
+  session: Session,
+  members: readonly Member[],
+  attempts: readonly Attempt[],
+  withCustomer: boolean,
+) {
   return {
     session_id: session.id,
     status: session.status,
@@ -92,8 +109,7 @@ export function sessionToWire(session: Session, members: readonly Member[], with
     currency: session.currency,
     total_cents: session.totalCents,
     group: groupToWire(session, members),
-    charges: [] as string[],
-    transfer: null as string | null,
+    ...moneyToWire(session, members, attempts),
     ...(withCustomer && session.customer ? { customer: session.customer } : {}),
   };
 }
@@ -121,23 +137,20 @@ export const sessionListItemToWire = (s: SessionListItem) => ({
   expires_at: toIso(s.expiresAt),
 });
 
-export interface RefundView {
-  id: string | null;
-  memberId: string;
-  amountCents: number;
-  status: 'pending' | 'succeeded' | 'failed';
-}
+export type RefundView = RefundFacts;
+
+const refundToWire = (r: RefundView) => ({
+  id: r.id,
+  member_id: r.memberId,
+  amount_cents: r.amountCents,
+  status: r.status,
+});
 
 /** The answer to a cancel or an expiry, wherever it was asked for. */
 export const closedToWire = ({ session, refunds }: { session: Session; refunds: readonly RefundView[] }) => ({
   session_id: session.id,
   status: session.status,
-  refunds: refunds.map((r) => ({
-    id: r.id,
-    member_id: r.memberId,
-    amount_cents: r.amountCents,
-    status: r.status,
-  })),
+  refunds: refunds.map(refundToWire),
 });
 
 const cartToWire = (cart: Cart) => ({
@@ -147,8 +160,26 @@ const cartToWire = (cart: Cart) => ({
   fees: cart.fees ?? [],
 });
 
-/** One member's share as the payer's page shows it. */
-export function shareToWire(session: Session, member: Member, merchantName: string) {
+/** The payment of a share as its payer sees it: the charge or hold, and the card's brand and last four. */
+function paymentToWire(member: Member, attempts: readonly Attempt[]) {
+  const payment = paymentOf(attempts, member.id);
+  if (!payment) return null;
+  return {
+    id: payment.processorId,
+    kind: payment.kind,
+    amount_cents: payment.amountCents,
+    card_brand: payment.cardBrand,
+    card_last4: payment.cardLast4,
+  };
+}
+
+/** One member's share as the payer's page shows it, with their payment once there is one. */
+export function shareToWire(
+  session: Session,
+  member: Member,
+  merchantName: string,
+  attempts: readonly Attempt[] = [],
+) {
   return {
     share_id: member.shareId,
     session_id: session.id,
@@ -160,6 +191,9 @@ export function shareToWire(session: Session, member: Member, merchantName: stri
     member: memberToWire(member),
     consumer_fee_cents: consumerFee(member.amountCents, session.consumerFeePpm),
     amount_due_cents: chargeAmount(member.amountCents, session.consumerFeePpm),
+    capture: session.groupConfig.capture,
+    failure: member.failure,
+    payment: paymentToWire(member, attempts),
     cart: cartToWire(session.cart),
   };
 }

@@ -5,7 +5,7 @@
 // answer also carries request_id, which the API adds (api/schemas.ts withRequestId).
 import Type from 'typebox';
 import { CART_LIMITS } from '../domain/cart.ts';
-import { GROUP_LIMITS } from '../domain/group-config.ts';
+import { CAPTURE_MODES, GROUP_LIMITS } from '../domain/group-config.ts';
 import { SPLIT_MODES, type SplitMode } from '../domain/split.ts';
 import { EVENT_TYPES, type EventType } from '../events/types.ts';
 
@@ -116,7 +116,18 @@ export const GroupConfigSchema = Type.Object(
     allowed_modes: Type.Optional(
       Type.Array(Type.String({ enum: [...SPLIT_MODES] }), { minItems: 1, maxItems: SPLIT_MODES.length }),
     ),
-    expiry_hours: Type.Optional(Type.Integer({ description: 'Hours until expiry, 1 to 168 (default 48).' })),
+    expiry_hours: Type.Optional(
+      Type.Integer({
+        description: 'Hours until expiry, 1 to 168 (default 48); at most 144 with capture on_funded.',
+      }),
+    ),
+    capture: Type.Optional(
+      Type.String({
+        enum: [...CAPTURE_MODES],
+        description:
+          'immediate (default): a share is charged when paid; on_funded: holds, captured when every share is authorized.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -134,7 +145,7 @@ export const MemberSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
   amount_cents: Type.Integer(),
-  status: Type.String({ description: 'pending, paid or refunded.' }),
+  status: Type.String({ description: 'pending, authorized, paid, refunded or released.' }),
 });
 
 /** A member as the hosted pages show them to a member of the group. */
@@ -156,6 +167,15 @@ export const OrganizerMemberSchema = Type.Intersect([
   }),
 ]);
 
+const RefundSchema = Type.Object({
+  id: Type.Union([Type.String(), Type.Null()], { description: 'The processor’s refund id once known.' }),
+  member_id: Type.String(),
+  amount_cents: Type.Integer({ description: 'All the member was charged: share plus consumer fee.' }),
+  status: Type.String({
+    description: 'pending, succeeded or failed (failed tries are retried until they succeed).',
+  }),
+});
+
 export const GroupSchema = Type.Object({
   id: Type.String(),
   size: Type.Integer(),
@@ -176,6 +196,9 @@ export const SessionDetailSchema = Type.Object({
   group: GroupSchema,
   charges: Type.Array(Type.String(), { description: 'Processor charge ids of paid shares.' }),
   transfer: Type.Union([Type.String(), Type.Null()], { description: 'Processor transfer id once funded.' }),
+  refunds: Type.Array(RefundSchema, {
+    description: 'Cancelled or expired: one per paid share, with the state of its refund.',
+  }),
   customer: Type.Optional(CustomerSchema),
 });
 
@@ -197,13 +220,6 @@ export const SessionListItemSchema = Type.Object({
   currency: Type.String(),
   created_at: Timestamp,
   expires_at: Timestamp,
-});
-
-export const RefundSchema = Type.Object({
-  id: Type.Union([Type.String(), Type.Null()], { description: 'The processor’s refund id once known.' }),
-  member_id: Type.String(),
-  amount_cents: Type.Integer(),
-  status: Type.String({ description: 'pending, succeeded or failed.' }),
 });
 
 export const ClosedSessionSchema = Type.Object({
@@ -238,6 +254,24 @@ export const ShareSchema = Type.Object({
   member: MemberSchema,
   consumer_fee_cents: Type.Integer(),
   amount_due_cents: Type.Integer({ description: 'Share plus the consumer fee: what the card is charged.' }),
+  capture: Type.String({
+    description: 'immediate: the card is charged; on_funded: a hold, captured when the group is complete.',
+  }),
+  failure: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why the last payment of this share failed (a hold declined at capture), for the payer.',
+  }),
+  payment: Type.Union([
+    Type.Object({
+      id: Type.Union([Type.String(), Type.Null()], { description: 'The processor’s charge or hold id.' }),
+      kind: Type.String({ description: 'charge or authorize (a hold).' }),
+      amount_cents: Type.Integer({
+        description: 'What the card was charged or held: share plus consumer fee.',
+      }),
+      card_brand: Type.Union([Type.String(), Type.Null()]),
+      card_last4: Type.Union([Type.String(), Type.Null()]),
+    }),
+    Type.Null(),
+  ]),
   cart: CartViewSchema,
 });
 

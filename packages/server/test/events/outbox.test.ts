@@ -138,6 +138,8 @@ for (const dialect of DIALECTS) {
         status: 'pending' as const,
         isOrganizer: true,
         lastRemindedAt: null,
+        payingAttemptId: null,
+        failure: null,
       };
       let recorded = false;
       await assert.rejects(
@@ -158,6 +160,7 @@ for (const dialect of DIALECTS) {
               defaultMode: 'equal' as const,
               allowedModes: ['equal' as const],
               expiryHours: 48,
+              capture: "immediate" as const,
             },
             groupSetUpAt: null,
             customer: null,
@@ -174,6 +177,9 @@ for (const dialect of DIALECTS) {
             updatedAt: now,
             expiresAt: now + 3_600_000,
             closedAt: null,
+            fundedAt: null,
+            settledAt: null,
+            settleAfter: null,
           };
           const member = { ...organizer, createdAt: now, updatedAt: now };
           await insertSession(trx, session);

@@ -19,7 +19,7 @@ function detailOf(found: Readonly<SessionWithMembers>, withCustomer: boolean): o
     details.set(found, memo);
   }
   const kind = withCustomer ? 'secret' : 'publishable';
-  memo[kind] ??= sessionToWire(found.session, found.members, withCustomer);
+  memo[kind] ??= sessionToWire(found.session, found.members, found.attempts, withCustomer);
   return memo[kind];
 }
 

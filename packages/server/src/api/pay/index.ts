@@ -16,8 +16,10 @@ import * as sessionGet from './session.get.ts';
 import * as sessionGroup from './session.group.ts';
 import * as sessionJoin from './session.join.ts';
 import * as sharesGet from './shares.get.ts';
+import * as sharesPay from './shares.pay.ts';
+import * as sessionCover from './session.cover.ts';
 
-const OPERATIONS = [sessionGet, sessionGroup, sessionJoin, sessionCancel, sharesGet];
+const OPERATIONS = [sessionGet, sessionGroup, sessionJoin, sessionCover, sessionCancel, sharesGet, sharesPay];
 
 /** Idempotency scope of a pay-page request: the credential that authorized it. */
 const payScope = (request: FastifyRequest) => {

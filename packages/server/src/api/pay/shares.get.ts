@@ -21,8 +21,8 @@ export function register(app: App, deps: Deps) {
       config: rateLimitConfig(deps, 'PAY_READ'),
     },
     async (request) => {
-      const { session, member, merchantName } = await loadShare(deps, request.params.shareId);
-      return shareToWire(session, member, merchantName);
+      const { session, member, merchantName, attempts } = await loadShare(deps, request.params.shareId);
+      return shareToWire(session, member, merchantName, attempts);
     },
   );
 }

@@ -1,0 +1,179 @@
+// What a session still owes in money, read from its members and its processor attempts
+// (docs/decisions.md#payments): the captures of a complete on_funded group, the transfer of a funded
+// session, the refunds and releases of a closed one, and when each is due. Pure: the settling flow asks
+// this, claims each piece of work, and calls the processor.
+import type { MemberStatus, SessionStatus } from './session-state.ts';
+
+export interface MemberFacts {
+  id: string;
+  amountCents: number;
+  status: MemberStatus;
+  payingAttemptId: string | null;
+}
+
+export interface AttemptFacts {
+  id: string;
+  kind: 'charge' | 'authorize' | 'capture' | 'release' | 'refund' | 'transfer';
+  memberId: string | null;
+  targetId: string | null;
+  amountCents: number;
+  feeCents: number;
+  state: 'started' | 'succeeded' | 'declined' | 'failed';
+  processorId: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface SessionFacts {
+  status: SessionStatus;
+  capture: 'immediate' | 'on_funded';
+  expiresAt: number;
+  settledAt: number | null;
+}
+
+export type Work =
+  | { kind: 'capture' | 'release' | 'refund'; memberId: string; payment: AttemptFacts }
+  | { kind: 'transfer' };
+
+/** Waits after the 1st, 2nd, … failed try of a refund, release, capture or transfer; the last repeats. */
+const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000];
+
+export const retryDelayMs = (failures: number): number =>
+  RETRY_DELAYS_MS[Math.min(Math.max(failures, 1), RETRY_DELAYS_MS.length) - 1] as number;
+
+/** The member's live payment: their latest charge or hold that succeeded. */
+export function paymentOf<A extends AttemptFacts>(attempts: readonly A[], memberId: string): A | undefined {
+  let found: A | undefined;
+  for (const a of attempts) {
+    if (a.memberId === memberId && (a.kind === 'charge' || a.kind === 'authorize') && a.state === 'succeeded')
+      found = a;
+  }
+  return found;
+}
+
+/** Tries of one piece of work so far: its attempts of that kind on that payment (or the session's transfers). */
+export function triesOf<A extends AttemptFacts>(attempts: readonly A[], work: Work): A[] {
+  return attempts.filter((a) =>
+    work.kind === 'transfer'
+      ? a.kind === 'transfer'
+      : a.kind === work.kind && a.memberId === work.memberId && a.targetId === work.payment.processorId,
+  );
+}
+
+/** A closed or funded session's members are settled when none holds money or a payment in flight. */
+export const holdsMoney = (m: MemberFacts): boolean =>
+  m.status === 'paid' || m.status === 'authorized' || m.payingAttemptId !== null;
+
+/** Whether every share with money in it is `status` (amount 0 shares owe nothing). */
+const allShares = (members: readonly MemberFacts[], ok: (m: MemberFacts) => boolean) =>
+  members.every((m) => m.amountCents === 0 || ok(m));
+
+/** Whether the last payment makes an immediate group funded: every share with money in it paid. */
+export const isFullyPaid = (members: readonly MemberFacts[]): boolean =>
+  members.some((m) => m.status === 'paid') &&
+  allShares(members, (m) => m.status === 'paid' && m.payingAttemptId === null);
+
+/** Whether an on_funded group is ready to capture: every share authorized or paid, one at least authorized. */
+export const isReadyToCapture = (members: readonly MemberFacts[]): boolean =>
+  members.some((m) => m.status === 'authorized') &&
+  allShares(members, (m) => (m.status === 'authorized' || m.status === 'paid') && m.payingAttemptId === null);
+
+/** The money work the session owes, whenever it is due. */
+export function owedWork(
+  session: SessionFacts,
+  members: readonly MemberFacts[],
+  attempts: readonly AttemptFacts[],
+  now: number,
+): Work[] {
+  const work: Work[] = [];
+  const forEach = (status: MemberStatus, kind: 'capture' | 'release' | 'refund') => {
+    for (const m of members) {
+      if (m.status !== status) continue;
+      const payment = paymentOf(attempts, m.id);
+      if (payment) work.push({ kind, memberId: m.id, payment });
+    }
+  };
+  if (session.status === 'pending') {
+    if (session.capture === 'on_funded' && now < session.expiresAt && isReadyToCapture(members))
+      forEach('authorized', 'capture');
+  } else if (session.status === 'funded') {
+    if (session.settledAt === null && !attempts.some((a) => a.kind === 'transfer' && a.state === 'succeeded'))
+      work.push({ kind: 'transfer' });
+  } else {
+    forEach('paid', 'refund');
+    forEach('authorized', 'release');
+  }
+  return work;
+}
+
+/** When `work` may next be tried: never while a try is in flight, after a delay once a try failed. */
+export function workDueAt(work: Work, attempts: readonly AttemptFacts[], now: number): number {
+  const tries = triesOf(attempts, work);
+  if (tries.some((a) => a.state === 'started' || a.state === 'succeeded')) return Number.POSITIVE_INFINITY;
+  const failed = tries.filter((a) => a.state === 'failed' || a.state === 'declined');
+  const last = failed.at(-1);
+  return last ? last.updatedAt + retryDelayMs(failed.length) : now;
+}
+
+/**
+ * When the settling worker should next look at the session, or null when it owes nothing: the soonest of
+ * its due work, the recovery of a call left unanswered, and the closing of a closed session whose money
+ * has all gone back.
+ */
+export function nextSettleAt(
+  session: SessionFacts,
+  members: readonly MemberFacts[],
+  attempts: readonly AttemptFacts[],
+  now: number,
+  recoveryAfterMs: number,
+): number | null {
+  let next = Number.POSITIVE_INFINITY;
+  for (const a of attempts) if (a.state === 'started') next = Math.min(next, a.createdAt + recoveryAfterMs);
+  for (const w of owedWork(session, members, attempts, now))
+    next = Math.min(next, workDueAt(w, attempts, now));
+  const closed = session.status === 'cancelled' || session.status === 'expired';
+  if (closed && session.settledAt === null && !members.some(holdsMoney)) next = Math.min(next, now);
+  return next === Number.POSITIVE_INFINITY ? null : next;
+}
+
+/** Processor ids of the money taken from payers (a charge, or a captured hold), oldest first. */
+export function chargeIds(attempts: readonly AttemptFacts[]): string[] {
+  const ids: string[] = [];
+  for (const a of attempts) {
+    if (a.state !== 'succeeded' || a.processorId === null) continue;
+    if (a.kind === 'charge' || a.kind === 'capture') ids.push(a.processorId);
+  }
+  return ids;
+}
+
+export interface RefundFacts {
+  id: string | null;
+  memberId: string;
+  amountCents: number;
+  status: 'pending' | 'succeeded' | 'failed';
+}
+
+/** The refunds of a closed session: one per share whose money was taken, with how far it got. */
+export function refundsOf(
+  session: Pick<SessionFacts, 'status'>,
+  members: readonly MemberFacts[],
+  attempts: readonly AttemptFacts[],
+): RefundFacts[] {
+  if (session.status !== 'cancelled' && session.status !== 'expired') return [];
+  const refunds: RefundFacts[] = [];
+  for (const m of members) {
+    if (m.status !== 'paid' && m.status !== 'refunded') continue;
+    const payment = paymentOf(attempts, m.id);
+    if (!payment) continue;
+    const tries = triesOf(attempts, { kind: 'refund', memberId: m.id, payment });
+    const done = tries.find((a) => a.state === 'succeeded');
+    const last = tries.at(-1);
+    refunds.push({
+      id: done?.processorId ?? null,
+      memberId: m.id,
+      amountCents: payment.amountCents,
+      status: done ? 'succeeded' : last && last.state !== 'started' ? 'failed' : 'pending',
+    });
+  }
+  return refunds;
+}

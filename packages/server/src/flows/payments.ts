@@ -1,0 +1,163 @@
+// Paying a share (docs/api.md#payments), in the three steps of docs/decisions.md#claim-call-record:
+// claim (an attempt row with its idempotency key, committed under the session's lock), call the processor
+// with no transaction open, record the outcome with everything it causes. A crash between the call and
+// the record leaves the attempt started; the settling worker asks the processor and records it.
+import type { Deps } from '../deps.ts';
+import { checkCard } from '../domain/card.ts';
+import { consumerFee } from '../domain/fees.ts';
+import { ServiceError } from '../errors.ts';
+import { ids } from '../ids.ts';
+import type { PaymentSource } from '../processor/types.ts';
+import { type Attempt, insertAttempt, listSessionAttempts } from '../store/attempts.ts';
+import { findMemberById, findMemberByShareId, type Member, startPaying } from '../store/members.ts';
+import {
+  findSessionByIdUnscoped,
+  lockOpenSession,
+  scheduleSettling,
+  type Session,
+} from '../store/sessions.ts';
+import type { AnswerSpec } from './idempotency.ts';
+import { notOpen } from './sessions.ts';
+import { call, operationOf, type Recorded, recordOutcome, settleIfDue } from './settle.ts';
+
+export interface PaidShare {
+  session: Session;
+  member: Member;
+  members: Member[];
+  attempt: Attempt;
+}
+
+/** Why a member's share cannot be paid now, by its status. */
+function notPayable(member: Member): ServiceError {
+  const by: Record<string, string> = {
+    authorized: 'This share is already paid: a hold is on the card until the group is complete.',
+    paid: 'This share is already paid.',
+    refunded: 'This share was paid and has been refunded.',
+    released: 'This share was authorized and the hold has been released.',
+  };
+  return new ServiceError('share_not_pending', {
+    message: by[member.status] ?? 'This share is not pending.',
+  });
+}
+
+/**
+ * Checks what pays the share before anything is claimed: a card in the sandbox (the Luhn check, a
+ * future expiry), a PaymentMethod id with Stripe. Nothing is written for a request refused here.
+ */
+function checkSource(deps: Deps, source: PaymentSource): void {
+  const sandbox = deps.processor.name === 'sandbox';
+  if ('card' in source) {
+    if (!sandbox)
+      throw new ServiceError('invalid_request', {
+        message: 'Send payment_method (a Stripe PaymentMethod id made by Stripe.js), not card numbers.',
+      });
+    const errors = checkCard(source.card, new Date(deps.clock.now()));
+    if (errors.length > 0) throw new ServiceError('invalid_request', { message: errors[0], details: errors });
+  } else if (sandbox) {
+    throw new ServiceError('invalid_request', {
+      message: 'The sandbox takes a test card: send card {number, exp_month, exp_year, cvc}.',
+    });
+  }
+}
+
+/**
+ * Pays the share `shareId` with `source`: exactly one payment succeeds per share, however many requests
+ * race, and a session that is not open takes none. Answers the share paid (or authorized, under
+ * on_funded); a declined card is card_declined, a processor that failed is upstream_error, and both leave
+ * the share pending.
+ */
+export async function payShare(
+  deps: Deps,
+  shareId: string,
+  source: PaymentSource,
+  answer?: AnswerSpec<PaidShare>,
+): Promise<PaidShare> {
+  const found = await findMemberByShareId(deps.db.kysely, shareId);
+  if (!found) throw new ServiceError('share_not_found');
+  checkSource(deps, source);
+
+  // 1. Claim: under the session's lock, the share must be pending with no payment in flight.
+  const now = deps.clock.now();
+  const attempt = await deps.db.kysely.transaction().execute(async (trx) => {
+    const session = await lockOpenSession(trx, found.sessionId, now);
+    if (!session) throw notOpen(await findSessionByIdUnscoped(trx, found.sessionId), now);
+    const member = await findMemberById(trx, found.id);
+    if (!member) throw new ServiceError('share_not_found');
+    if (member.status !== 'pending') throw notPayable(member);
+    if (member.payingAttemptId !== null) throw new ServiceError('payment_in_progress');
+    if (member.amountCents === 0)
+      throw new ServiceError('share_not_pending', { message: 'This share is 0: there is nothing to pay.' });
+    const kind = session.groupConfig.capture === 'on_funded' ? 'authorize' : 'charge';
+    const fee = consumerFee(member.amountCents, session.consumerFeePpm);
+    const earlier = (await listSessionAttempts(trx, session.id)).filter((a) => a.memberId === member.id);
+    const claimed: Attempt = {
+      id: ids.attempt(),
+      // The member and their try number: a second claim of the same try collides on the unique key.
+      key: `gc_${kind}_${member.id}_${earlier.length + 1}`,
+      kind,
+      merchantId: session.merchantId,
+      sessionId: session.id,
+      memberId: member.id,
+      targetId: null,
+      amountCents: member.amountCents + fee,
+      feeCents: fee,
+      currency: session.currency,
+      paymentMethod: 'paymentMethod' in source ? source.paymentMethod : null,
+      state: 'started',
+      processorId: null,
+      cardBrand: null,
+      cardLast4: null,
+      declineCode: null,
+      error: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await insertAttempt(trx, claimed);
+    if (!(await startPaying(trx, member.id, claimed.id, now))) throw new ServiceError('payment_in_progress');
+    // Should this process die during the call, the worker recovers the attempt after the delay.
+    const recoverAt = now + deps.config.paymentRecoveryAfterMs;
+    if (session.settleAfter === null || session.settleAfter > recoverAt)
+      await scheduleSettling(trx, session.id, recoverAt);
+    return claimed;
+  });
+
+  // 2. Call, with no transaction open. The card exists only in this request's memory.
+  const operation = { ...operationOf(attempt, null), source } as ReturnType<typeof operationOf>;
+  const outcome = await call(deps, operation);
+  deps.faults.reach('payment-called');
+
+  // 3. Record.
+  const toPaid = (r: Recorded): PaidShare => ({
+    session: r.session,
+    member: r.members.find((m) => m.id === attempt.memberId) as Member,
+    members: r.members,
+    attempt: r.attempt,
+  });
+  // Only a payment that went through is the answer to keep; refusals are stored as errors by the API.
+  const recorded = await recordOutcome(deps, attempt, outcome, {
+    spec: answer,
+    of: (r) =>
+      r.attempt.state === 'succeeded' && (r.session.status === 'pending' || r.session.status === 'funded')
+        ? toPaid(r)
+        : undefined,
+  });
+  await settleIfDue(deps, recorded.session);
+  if (outcome.status === 'unknown') {
+    throw new ServiceError('upstream_error', {
+      message:
+        'The payment processor did not confirm the payment in time. Do not pay again: the share will show as paid, or as pending if nothing was charged, within a few minutes.',
+    });
+  }
+  if (outcome.status === 'declined')
+    throw new ServiceError('card_declined', { message: outcome.message, declineCode: outcome.declineCode });
+  if (outcome.status === 'failed') throw new ServiceError('upstream_error', { message: outcome.message });
+  if (recorded.session.status === 'cancelled' || recorded.session.status === 'expired') {
+    // The session closed while the card was being charged: the payment is refunded (or its hold let go).
+    throw new ServiceError('session_not_pending', {
+      message: `The session was ${recorded.session.status} while your payment was being processed; it is being returned to your card in full.`,
+    });
+  }
+  // The answer is the share as the payment left it (the one a retry with the Idempotency-Key replays);
+  // the captures and the transfer that may follow show on the session.
+  return toPaid(recorded);
+}

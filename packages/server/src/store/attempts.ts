@@ -1,0 +1,147 @@
+// Attempts: one row per call to the payment processor, committed before the call is made and settled
+// by a conditional update after it (docs/decisions.md#payments). The idempotency key is unique, so of two
+// processes claiming the same piece of work only one gets to call.
+import type { Selectable, Transaction } from 'kysely';
+import type { AttemptsTable, Database } from './schema.ts';
+import type { Executor } from './sessions.ts';
+
+export type AttemptKind = AttemptsTable['kind'];
+export type AttemptState = AttemptsTable['state'];
+
+export interface Attempt {
+  id: string;
+  key: string;
+  kind: AttemptKind;
+  merchantId: string;
+  sessionId: string;
+  memberId: string | null;
+  targetId: string | null;
+  amountCents: number;
+  feeCents: number;
+  currency: string;
+  paymentMethod: string | null;
+  state: AttemptState;
+  processorId: string | null;
+  cardBrand: string | null;
+  cardLast4: string | null;
+  declineCode: string | null;
+  error: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+function toAttempt(row: Selectable<AttemptsTable>): Attempt {
+  return {
+    id: row.id,
+    key: row.idempotency_key,
+    kind: row.kind,
+    merchantId: row.merchant_id,
+    sessionId: row.session_id,
+    memberId: row.member_id,
+    targetId: row.target_id,
+    amountCents: row.amount_cents,
+    feeCents: row.fee_cents,
+    currency: row.currency,
+    paymentMethod: row.payment_method,
+    state: row.state,
+    processorId: row.processor_id,
+    cardBrand: row.card_brand,
+    cardLast4: row.card_last4,
+    declineCode: row.decline_code,
+    error: row.error,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function insertAttempt(trx: Transaction<Database>, a: Attempt): Promise<void> {
+  await trx
+    .insertInto('attempts')
+    .values({
+      id: a.id,
+      idempotency_key: a.key,
+      kind: a.kind,
+      merchant_id: a.merchantId,
+      session_id: a.sessionId,
+      member_id: a.memberId,
+      target_id: a.targetId,
+      amount_cents: a.amountCents,
+      fee_cents: a.feeCents,
+      currency: a.currency,
+      payment_method: a.paymentMethod,
+      state: a.state,
+      processor_id: a.processorId,
+      card_brand: a.cardBrand,
+      card_last4: a.cardLast4,
+      decline_code: a.declineCode,
+      error: a.error,
+      created_at: a.createdAt,
+      updated_at: a.updatedAt,
+    })
+    .execute();
+}
+
+export interface AttemptResult {
+  state: Exclude<AttemptState, 'started'>;
+  processorId?: string | null;
+  cardBrand?: string | null;
+  cardLast4?: string | null;
+  declineCode?: string | null;
+  error?: string | null;
+}
+
+/**
+ * Writes the outcome of a started attempt; false when it was no longer started (another process, the
+ * recovery, settled it first), in which case nothing is written.
+ */
+export async function settleAttempt(
+  trx: Transaction<Database>,
+  attemptId: string,
+  result: AttemptResult,
+  now: number,
+): Promise<boolean> {
+  const updated = await trx
+    .updateTable('attempts')
+    .set({
+      state: result.state,
+      processor_id: result.processorId ?? null,
+      card_brand: result.cardBrand ?? null,
+      card_last4: result.cardLast4 ?? null,
+      decline_code: result.declineCode ?? null,
+      error: result.error ?? null,
+      updated_at: now,
+    })
+    .where('id', '=', attemptId)
+    .where('state', '=', 'started')
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) === 1;
+}
+
+export async function findAttempt(db: Executor, attemptId: string): Promise<Attempt | undefined> {
+  const row = await db.selectFrom('attempts').selectAll().where('id', '=', attemptId).executeTakeFirst();
+  return row && toAttempt(row);
+}
+
+/** Every attempt of a session, oldest first. */
+export async function listSessionAttempts(db: Executor, sessionId: string): Promise<Attempt[]> {
+  const rows = await db
+    .selectFrom('attempts')
+    .selectAll()
+    .where('session_id', '=', sessionId)
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc')
+    .execute();
+  return rows.map(toAttempt);
+}
+
+/** Every attempt, for reconcile, a page at a time in id order. */
+export async function listAttemptsAfter(db: Executor, afterId: string, limit: number): Promise<Attempt[]> {
+  const rows = await db
+    .selectFrom('attempts')
+    .selectAll()
+    .where('id', '>', afterId)
+    .orderBy('id', 'asc')
+    .limit(limit)
+    .execute();
+  return rows.map(toAttempt);
+}

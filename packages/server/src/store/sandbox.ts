@@ -1,0 +1,102 @@
+// The sandbox processor's own records (processor/sandbox.ts): what a real processor would keep on its
+// side, kept in our database so that they survive restarts and reconcile can compare them with ours.
+import type { Selectable, Transaction } from 'kysely';
+import type { Database, SandboxOperationsTable } from './schema.ts';
+import type { Executor } from './sessions.ts';
+
+export interface SandboxRecord {
+  key: string;
+  /** The object's id (ch_…, re_…, tr_…; for a capture or release the charge's); null when nothing was made. */
+  id: string | null;
+  kind: string;
+  targetId: string | null;
+  amountCents: number;
+  currency: string;
+  /** ch_: succeeded | authorized | captured | released | refunded; re_, tr_: succeeded; others: done. */
+  state: string;
+  /** The answer given for this key, as JSON: the same key answers it again. */
+  outcome: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+const toRecord = (row: Selectable<SandboxOperationsTable>): SandboxRecord => ({
+  key: row.idempotency_key,
+  id: row.id,
+  kind: row.kind,
+  targetId: row.target_id,
+  amountCents: row.amount_cents,
+  currency: row.currency,
+  state: row.state,
+  outcome: row.outcome,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+export async function findSandboxRecordByKey(db: Executor, key: string): Promise<SandboxRecord | undefined> {
+  const row = await db
+    .selectFrom('sandbox_operations')
+    .selectAll()
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
+  return row && toRecord(row);
+}
+
+/** The record that made object `id` (a charge or hold, a refund, a transfer). */
+export async function findSandboxObject(db: Executor, id: string): Promise<SandboxRecord | undefined> {
+  const row = await db
+    .selectFrom('sandbox_operations')
+    .selectAll()
+    .where('id', '=', id)
+    .where('kind', 'in', ['charge', 'authorize', 'refund', 'transfer'])
+    .executeTakeFirst();
+  return row && toRecord(row);
+}
+
+export async function insertSandboxRecord(trx: Transaction<Database>, r: SandboxRecord): Promise<void> {
+  await trx
+    .insertInto('sandbox_operations')
+    .values({
+      idempotency_key: r.key,
+      id: r.id,
+      kind: r.kind,
+      target_id: r.targetId,
+      amount_cents: r.amountCents,
+      currency: r.currency,
+      state: r.state,
+      outcome: r.outcome,
+      created_at: r.createdAt,
+      updated_at: r.updatedAt,
+    })
+    .execute();
+}
+
+/** Moves object `id` from state `from` to `to`; false when it was not in `from`. */
+export async function moveSandboxObject(
+  trx: Transaction<Database>,
+  id: string,
+  from: string[],
+  to: string,
+  now: number,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('sandbox_operations')
+    .set({ state: to, updated_at: now })
+    .where('id', '=', id)
+    .where('kind', 'in', ['charge', 'authorize'])
+    .where('state', 'in', from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Every object the sandbox made (charges, holds, refunds, transfers), for reconcile. */
+export async function listSandboxObjects(db: Executor): Promise<SandboxRecord[]> {
+  const rows = await db
+    .selectFrom('sandbox_operations')
+    .selectAll()
+    .where('id', 'is not', null)
+    .where('kind', 'in', ['charge', 'authorize', 'refund', 'transfer'])
+    .orderBy('created_at')
+    .execute();
+  return rows.map(toRecord);
+}
