@@ -8,6 +8,7 @@ import { type App, buildApp } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
 import { DEFAULT_RATE_LIMITS, loadConfig } from '../../src/config.ts';
 import type { Deps } from '../../src/deps.ts';
+import type { PaymentProcessor } from '../../src/processor/types.ts';
 import { createMerchant as createMerchantRecord } from '../../src/flows/merchants.ts';
 import { createLogger, openRuntime } from '../../src/runtime.ts';
 import type { Merchant } from '../../src/store/merchants.ts';
@@ -72,6 +73,11 @@ export interface StartOptions {
   clock?: Clock;
   /** Reuse a database made by the caller (to run two app instances on one database). */
   database?: TestDatabase;
+  /**
+   * Wraps the payment processor the app would use (the sandbox's), to make it fail or wait at the border
+   * we cannot reach in a test: the card network.
+   */
+  wrapProcessor?: (processor: PaymentProcessor) => PaymentProcessor;
 }
 
 /** SECRETS_KEY of a production test app unless the test sets its own: production requires one. */
@@ -99,6 +105,7 @@ export async function startTestApp(dialect: DialectCase, options: StartOptions =
     },
   });
   const deps = await openRuntime(config, { logger: createLogger('info', sink), clock: options.clock });
+  if (options.wrapProcessor) deps.processor = options.wrapProcessor(deps.processor);
   const routes: TestApp['routes'] = [];
   const app = await buildApp(deps, {
     onRoute: (route) => {
