@@ -159,6 +159,9 @@ for (const dialect of DIALECTS) {
           member: { id: ada.id, name: 'Ada', amount_cents: 3350, status: 'pending' },
           consumer_fee_cents: 34,
           amount_due_cents: 3384,
+          capture: 'immediate',
+          failure: null,
+          payment: null,
           cart: 'x',
         },
       );

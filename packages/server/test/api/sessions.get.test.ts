@@ -38,6 +38,7 @@ for (const dialect of DIALECTS) {
           group: { id: 'x', size: 1, mode: 'equal', paid_amount: 0, pending_amount: 10_000, members: 'x' },
           charges: [],
           transfer: null,
+          refunds: [],
           customer: { name: 'Ada', email: 'ada@example.com' },
         },
       );

@@ -433,6 +433,9 @@ for (const dialect of DIALECTS) {
         ],
       },
       'POST /api/v1/session/join': { name: 'Cy', email: 'cy@example.com' },
+      'POST /api/v1/shares/:shareId/pay': {
+        card: { number: '4242424242424242', exp_month: 12, exp_year: 2099, cvc: '123' },
+      },
     };
 
     /** A query each route with a querystring schema accepts. */
@@ -454,6 +457,8 @@ for (const dialect of DIALECTS) {
         'PUT /api/v1/session/group',
         'POST /api/v1/session/join',
         'GET /api/v1/shares/:shareId',
+        'POST /api/v1/shares/:shareId/pay',
+        'POST /api/v1/session/cover',
       ])
         assert.ok(names.has(name), `${name} in ${[...names].join(', ')}`);
       // Every route with a body schema has a valid body here to break.

@@ -35,8 +35,15 @@ describe('session transitions', () => {
 });
 
 describe('member transitions', () => {
-  test('pending → paid → refunded, nothing else', () => {
-    const allowed = new Set(['pending>paid', 'paid>refunded']);
+  test('pending → paid → refunded; pending → authorized → paid, released, or back to pending; nothing else', () => {
+    const allowed = new Set([
+      'pending>paid',
+      'paid>refunded',
+      'pending>authorized',
+      'authorized>paid',
+      'authorized>released',
+      'authorized>pending',
+    ]);
     for (const from of MEMBER_STATUSES) {
       for (const to of MEMBER_STATUSES) {
         assert.equal(canMemberTransition(from, to), allowed.has(`${from}>${to}`), `${from} → ${to}`);

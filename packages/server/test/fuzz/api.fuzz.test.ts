@@ -542,7 +542,7 @@ function send(baseUrl: string, agent: Agent, wire: Wire): Promise<Answer> {
   });
 }
 
-const ERROR_FIELDS = new Set(['request_id', 'error', 'code', 'details']);
+const ERROR_FIELDS = new Set(['request_id', 'error', 'code', 'details', 'decline_code']);
 
 /** What is wrong with an answer, or undefined when it keeps the contract. */
 function contractBreach(wire: Wire, answer: Answer): string | undefined {
@@ -679,7 +679,9 @@ const OPERATIONS = [
   'PUT /api/v1/session/group',
   'POST /api/v1/session/join',
   'POST /api/v1/session/cancel',
+  'POST /api/v1/session/cover',
   'GET /api/v1/shares/:shareId',
+  'POST /api/v1/shares/:shareId/pay',
   'OPTIONS /api/v1/*',
 ];
 

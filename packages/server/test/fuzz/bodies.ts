@@ -153,9 +153,29 @@ const validWebhook: fc.Arbitrary<unknown> = fc.record({
   }),
 });
 
+/** Test cards (every outcome) and numbers that fail the Luhn check, with expiries past and future. */
+const validPay: fc.Arbitrary<unknown> = fc.record({
+  card: fc.record({
+    number: fc.constantFrom(
+      '4242424242424242',
+      '4242 4242 4242 4242',
+      '4000000000000002',
+      '4000000000009995',
+      '4000000000000119',
+      '4000000000000341',
+      '4242424242424241',
+      '5555555555554444',
+    ),
+    exp_month: fc.integer({ min: 1, max: 12 }),
+    exp_year: fc.constantFrom(2020, 2099, 99, 30),
+    cvc: fc.constantFrom('123', '1234', '12a'),
+  }),
+});
+
 /** Bodies by route, where the schema alone is not enough to get past the rules. */
 export const VALID_BODIES: Record<string, (body: JsonSchema) => fc.Arbitrary<unknown>> = {
   'POST /v1/sessions': validCreate,
   'POST /v1/webhooks': () => validWebhook,
   'PUT /api/v1/session/group': () => validGroup,
+  'POST /api/v1/shares/:shareId/pay': () => validPay,
 };

@@ -21,8 +21,10 @@ export function assertError(
     res.body !== null && typeof res.body === 'object' && !Array.isArray(res.body),
     say(`the body is a JSON object: ${res.text}`),
   );
-  const { request_id, error, code: actual, details, ...rest } = res.body;
-  assert.deepEqual(rest, {}, say('no fields beyond request_id, error, code, details'));
+  const { request_id, error, code: actual, details, decline_code, ...rest } = res.body;
+  assert.deepEqual(rest, {}, say('no fields beyond request_id, error, code, details (and decline_code)'));
+  // decline_code comes with card_declined, and only with it.
+  assert.equal(decline_code !== undefined, actual === 'card_declined', say('decline_code iff card_declined'));
   assert.match(request_id, /^req_[0-9A-Za-z]+$/, say('request_id'));
   assert.equal(res.headers.get('x-request-id'), request_id, say('X-Request-Id is the request_id'));
   assert.equal(typeof error, 'string', say('error is a string'));
