@@ -2,7 +2,7 @@
 // expiry that has not passed, and the brand and last four digits, which are all we ever keep of a card.
 
 /** Whether `digits` (digits only) passes the Luhn checksum. */
-export function passesLuhn(digits: string): boolean {
+function passesLuhn(digits: string): boolean {
   let sum = 0;
   for (let i = 0; i < digits.length; i++) {
     let d = digits.charCodeAt(digits.length - 1 - i) - 48;

@@ -7,11 +7,8 @@ export const DEFAULT_MERCHANT_FEE_PPM = 20_100;
 export const DEFAULT_CONSUMER_FEE_PPM = 10_000;
 export const DEFAULT_FX_FEE_PPM = 10_000;
 
-/**
- * 'checkout' pays out in the checkout currency; 'preferred' names a payout currency (docs/api.md#merchant-profile).
- * @internal The transfer to the merchant is computed with it once payments land; exported for its tests until then.
- */
-export type PayoutMode = 'checkout' | 'preferred';
+/** 'checkout' pays out in the checkout currency; 'preferred' names a payout currency (docs/api.md#merchant-profile). */
+type PayoutMode = 'checkout' | 'preferred';
 
 /** round_half_up(share × consumer_fee_rate): what a payer pays on top of their share. */
 export function consumerFee(shareCents: number, ratePpm: number): number {
@@ -23,7 +20,6 @@ export function chargeAmount(shareCents: number, ratePpm: number): number {
   return shareCents + consumerFee(shareCents, ratePpm);
 }
 
-/** @internal The transfer to the merchant is computed with it once payments land; exported for its tests until then. */
 export interface MerchantFeesInput {
   total: number;
   merchantFeePpm: number;
@@ -35,7 +31,6 @@ export interface MerchantFeesInput {
   checkoutCurrency: string;
 }
 
-/** @internal The transfer to the merchant is computed with it once payments land; exported for its tests until then. */
 export interface MerchantFees {
   merchantFee: number;
   /** 0 unless payout mode is 'preferred' with a currency other than the checkout currency. */
@@ -48,7 +43,6 @@ export interface MerchantFees {
  * The merchant's side of a funded session: round_half_up(total × merchant_fee_rate), the FX fee
  * round_half_up(total × fx_fee_rate) when it applies, and the transfer that is left. Preferred mode
  * charges FX but does not change the currency of the transfer (docs/api.md#merchant-profile).
- * @internal The transfer to the merchant is computed with it once payments land; exported for its tests until then.
  */
 export function merchantFees(input: MerchantFeesInput): MerchantFees {
   assertMinorUnits(input.total, 'total');

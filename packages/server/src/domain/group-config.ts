@@ -21,10 +21,10 @@ export interface ResolvedGroupConfig {
 }
 
 export const CAPTURE_MODES = ['immediate', 'on_funded'] as const;
-export type CaptureMode = (typeof CAPTURE_MODES)[number];
+type CaptureMode = (typeof CAPTURE_MODES)[number];
 
 /** Card holds last about 7 days at the networks; an on_funded group must end within 6 (144 hours). */
-export const MAX_ON_FUNDED_EXPIRY_HOURS = 144;
+const MAX_ON_FUNDED_EXPIRY_HOURS = 144;
 
 /** Bounds of a group: its size, its expiry, and what a member may be called. */
 export const GROUP_LIMITS = {

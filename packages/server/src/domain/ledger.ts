@@ -20,9 +20,9 @@ export const LEDGER_ACCOUNTS = [
   'fx_fees',
   'merchant_payouts',
 ] as const;
-export type LedgerAccount = (typeof LEDGER_ACCOUNTS)[number];
+type LedgerAccount = (typeof LEDGER_ACCOUNTS)[number];
 
-export type LedgerKind =
+type LedgerKind =
   | 'charge'
   | 'authorize'
   | 'capture'

@@ -38,7 +38,7 @@ export type Work =
 /** Waits after the 1st, 2nd, … failed try of a refund, release, capture or transfer; the last repeats. */
 const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000];
 
-export const retryDelayMs = (failures: number): number =>
+const retryDelayMs = (failures: number): number =>
   RETRY_DELAYS_MS[Math.min(Math.max(failures, 1), RETRY_DELAYS_MS.length) - 1] as number;
 
 /** The member's live payment: their latest charge or hold that succeeded. */
@@ -74,7 +74,7 @@ export const isFullyPaid = (members: readonly MemberFacts[]): boolean =>
   allShares(members, (m) => m.status === 'paid' && m.payingAttemptId === null);
 
 /** Whether an on_funded group is ready to capture: every share authorized or paid, one at least authorized. */
-export const isReadyToCapture = (members: readonly MemberFacts[]): boolean =>
+const isReadyToCapture = (members: readonly MemberFacts[]): boolean =>
   members.some((m) => m.status === 'authorized') &&
   allShares(members, (m) => (m.status === 'authorized' || m.status === 'paid') && m.payingAttemptId === null);
 

@@ -13,8 +13,8 @@ import { findMemberById, findMemberByShareId, type Member, startPaying } from '.
 import {
   findSessionByIdUnscoped,
   lockOpenSession,
-  scheduleSettling,
   type Session,
+  scheduleSettling,
 } from '../store/sessions.ts';
 import type { AnswerSpec } from './idempotency.ts';
 import { notOpen } from './sessions.ts';

@@ -4,15 +4,15 @@
 import { type Cart, verifyCartSignature } from '@group-checkout/node';
 import type { Deps } from '../deps.ts';
 import { checkCart } from '../domain/cart.ts';
-import { refundsOf } from '../domain/settling.ts';
 import { type GroupConfigInput, resolveGroupConfig } from '../domain/group-config.ts';
 import { secretsInForce } from '../domain/rotation.ts';
+import { refundsOf } from '../domain/settling.ts';
 import { diagnoseCartSignature } from '../domain/signature-check.ts';
 import { ServiceError } from '../errors.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { ids, sha256 } from '../ids.ts';
 import { isUniqueViolation } from '../store/db.ts';
-import { insertMembers, listMembers, type Member } from '../store/members.ts';
+import { insertMembers, type Member } from '../store/members.ts';
 import {
   type Customer,
   closePendingSession,

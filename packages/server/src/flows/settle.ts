@@ -48,8 +48,8 @@ import {
   fundPendingSession,
   listSessionsToSettle,
   lockSession,
-  scheduleSettling,
   type Session,
+  scheduleSettling,
 } from '../store/sessions.ts';
 import { type AnswerSpec, recordAnswer } from './idempotency.ts';
 

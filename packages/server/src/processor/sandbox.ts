@@ -43,7 +43,7 @@ export const TEST_CARDS: Readonly<Record<string, CardBehaviour>> = {
 };
 
 /** The sentence a payer reads for each decline (docs/api.md#payments). */
-export const DECLINE_MESSAGES: Readonly<Record<DeclineCode, string>> = {
+const DECLINE_MESSAGES: Readonly<Record<DeclineCode, string>> = {
   generic_decline: 'Your card was declined. Try another card, or ask your bank why.',
   insufficient_funds: 'Your card has insufficient funds. Try another card.',
   expired_card: 'Your card has expired. Try another card.',

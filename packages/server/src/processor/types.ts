@@ -3,7 +3,7 @@
 // processor's answers onto these in one place, and an answer it cannot read is `unknown`, never a guess.
 
 /** Why a card was declined, as the payer's page explains it (docs/api.md#payments). */
-export const DECLINE_CODES = [
+const DECLINE_CODES = [
   'generic_decline',
   'insufficient_funds',
   'expired_card',
@@ -14,7 +14,7 @@ export const DECLINE_CODES = [
 export type DeclineCode = (typeof DECLINE_CODES)[number];
 
 /** A card as the sandbox takes it. It lives only in memory, for the call: never stored, never logged. */
-export interface CardInput {
+interface CardInput {
   number: string;
   expMonth: number;
   expYear: number;

@@ -5,8 +5,8 @@ import type { Selectable, Transaction } from 'kysely';
 import type { AttemptsTable, Database } from './schema.ts';
 import type { Executor } from './sessions.ts';
 
-export type AttemptKind = AttemptsTable['kind'];
-export type AttemptState = AttemptsTable['state'];
+type AttemptKind = AttemptsTable['kind'];
+type AttemptState = AttemptsTable['state'];
 
 export interface Attempt {
   id: string;

@@ -4,8 +4,8 @@ import type { Cart } from '@group-checkout/node';
 import { toIso } from '../clock.ts';
 import { chargeAmount, consumerFee } from '../domain/fees.ts';
 import { paidAmountOf } from '../domain/members.ts';
-import { chargeIds, paymentOf, type RefundFacts, refundsOf } from '../domain/settling.ts';
 import { formatRate } from '../domain/money.ts';
+import { chargeIds, paymentOf, type RefundFacts, refundsOf } from '../domain/settling.ts';
 import type { Attempt } from '../store/attempts.ts';
 import type { Member } from '../store/members.ts';
 import type { Session, SessionListItem } from '../store/sessions.ts';
@@ -84,7 +84,7 @@ function groupToWire(session: Session, members: readonly Member[]) {
 }
 
 /** The money of a session: charge ids, the transfer id, and for a closed session its refunds. */
-export function moneyToWire(session: Session, members: readonly Member[], attempts: readonly Attempt[]) {
+function moneyToWire(session: Session, members: readonly Member[], attempts: readonly Attempt[]) {
   const transfer = attempts.find((a) => a.kind === 'transfer' && a.state === 'succeeded');
   return {
     charges: chargeIds(attempts),

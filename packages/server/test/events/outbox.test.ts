@@ -160,7 +160,7 @@ for (const dialect of DIALECTS) {
               defaultMode: 'equal' as const,
               allowedModes: ['equal' as const],
               expiryHours: 48,
-              capture: "immediate" as const,
+              capture: 'immediate' as const,
             },
             groupSetUpAt: null,
             customer: null,

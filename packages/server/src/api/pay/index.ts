@@ -12,12 +12,12 @@ import { idempotentPosts } from '../idempotency.ts';
 import { hooksOf } from '../schemas.ts';
 import './access.ts';
 import * as sessionCancel from './session.cancel.ts';
+import * as sessionCover from './session.cover.ts';
 import * as sessionGet from './session.get.ts';
 import * as sessionGroup from './session.group.ts';
 import * as sessionJoin from './session.join.ts';
 import * as sharesGet from './shares.get.ts';
 import * as sharesPay from './shares.pay.ts';
-import * as sessionCover from './session.cover.ts';
 
 const OPERATIONS = [sessionGet, sessionGroup, sessionJoin, sessionCover, sessionCancel, sharesGet, sharesPay];
 

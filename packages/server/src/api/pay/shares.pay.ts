@@ -4,9 +4,9 @@
 import Type from 'typebox';
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
+import { ServiceError } from '../../errors.ts';
 import { loadShare } from '../../flows/pay-access.ts';
 import { type PaidShare, payShare } from '../../flows/payments.ts';
-import { ServiceError } from '../../errors.ts';
 import { shareToWire } from '../../wire/mappers.ts';
 import { withAnswer } from '../idempotency.ts';
 import { rateLimitConfig } from '../schemas.ts';

@@ -3,8 +3,8 @@ import { type Migration, type MigrationProvider, Migrator } from 'kysely';
 import type { Db } from '../db.ts';
 import * as foundation from './2026_11_21_0000_foundation.ts';
 import * as sessions from './2026_11_21_0100_sessions.ts';
-import * as payments from './2026_11_23_0000_payments.ts';
 import * as rotationGrace from './2026_11_22_1000_rotation_grace.ts';
+import * as payments from './2026_11_23_0000_payments.ts';
 
 const migrations: Record<string, Migration> = {
   '2026_11_21_0000_foundation': foundation,
