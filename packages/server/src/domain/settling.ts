@@ -108,6 +108,10 @@ export function owedWork(
 
 /** When `work` may next be tried: never while a try is in flight, after a delay once a try failed. */
 export function workDueAt(work: Work, attempts: readonly AttemptFacts[], now: number): number {
+  // One call at a time per member: a refund waits for a capture of the same share still with the processor.
+  const busy = (a: AttemptFacts) =>
+    a.state === 'started' && (work.kind === 'transfer' || a.memberId === work.memberId);
+  if (attempts.some(busy)) return Number.POSITIVE_INFINITY;
   const tries = triesOf(attempts, work);
   if (tries.some((a) => a.state === 'started' || a.state === 'succeeded')) return Number.POSITIVE_INFINITY;
   const failed = tries.filter((a) => a.state === 'failed' || a.state === 'declined');

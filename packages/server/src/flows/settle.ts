@@ -15,6 +15,7 @@ import {
   releaseEntry,
   transferEntry,
 } from '../domain/ledger.ts';
+import type { MemberStatus } from '../domain/session-state.ts';
 import {
   chargeIds,
   holdsMoney,
@@ -39,7 +40,7 @@ import {
   settleAttempt,
 } from '../store/attempts.ts';
 import { isUniqueViolation } from '../store/db.ts';
-import { insertLedgerLines } from '../store/ledger.ts';
+import { insertLedgerLines, listSessionLedgerLines } from '../store/ledger.ts';
 import { listMembers, type Member, moveMember, stopPaying } from '../store/members.ts';
 import { findMerchantById } from '../store/merchants.ts';
 import type { Database } from '../store/schema.ts';
@@ -155,7 +156,16 @@ export async function recordOutcome<R>(
     }
     const settled = (await findAttempt(trx, attempt.id)) as Attempt;
     const memberId = attempt.memberId;
-    const events: { type: EventType; member?: Member }[] = [];
+    const events: EventType[] = [];
+    /** A member not in the state its claim found is a bug: fail the record rather than book it. */
+    const move = async (from: MemberStatus, to: MemberStatus, failure?: string | null) => {
+      const id = memberId as string;
+      const options = { now, failure, ...(from === 'pending' ? { attemptId: attempt.id } : {}) };
+      if (!(await moveMember(trx, id, from, to, options)))
+        throw new Error(
+          `member ${id} is not ${from}: attempt ${attempt.id} (${attempt.kind}) cannot be recorded`,
+        );
+    };
     const succeeded = outcome.status === 'succeeded';
     const open = session.status === 'pending';
 
@@ -164,9 +174,7 @@ export async function recordOutcome<R>(
       case 'authorize': {
         const id = memberId as string;
         if (succeeded) {
-          const to = attempt.kind === 'charge' ? 'paid' : 'authorized';
-          if (!(await moveMember(trx, id, 'pending', to, { attemptId: attempt.id, failure: null, now })))
-            throw new Error(`member ${id} was not pending and paying with ${attempt.id}`);
+          await move('pending', attempt.kind === 'charge' ? 'paid' : 'authorized', null);
           const money = moneyOf(attempt, id);
           await post(
             trx,
@@ -175,7 +183,7 @@ export async function recordOutcome<R>(
             attempt.kind === 'charge' ? chargeEntry(money) : authorizeEntry(money),
             now,
           );
-          if (open) events.push({ type: 'group.share_paid' });
+          if (open) events.push('group.share_paid');
         } else {
           await stopPaying(trx, id, attempt.id, settled.error, now);
         }
@@ -184,27 +192,27 @@ export async function recordOutcome<R>(
       case 'capture': {
         const id = memberId as string;
         if (succeeded) {
-          await moveMember(trx, id, 'authorized', 'paid', { failure: null, now });
+          await move('authorized', 'paid', null);
           await post(trx, session, attempt.id, captureEntry(moneyOf(attempt, id)), now);
         } else if (outcome.status === 'declined') {
           // The hold is gone with the failed capture: the member owes their share again.
-          await moveMember(trx, id, 'authorized', 'pending', { failure: CAPTURE_DECLINED, now });
+          await move('authorized', 'pending', CAPTURE_DECLINED);
           await post(trx, session, attempt.id, releaseEntry(moneyOf(attempt, id)), now);
-          if (open) events.push({ type: 'group.share_failed' });
+          if (open) events.push('group.share_failed');
         }
         break;
       }
       case 'release':
         if (succeeded) {
-          await moveMember(trx, memberId as string, 'authorized', 'released', { now });
+          await move('authorized', 'released');
           await post(trx, session, attempt.id, releaseEntry(moneyOf(attempt, memberId as string)), now);
         }
         break;
       case 'refund':
         if (succeeded) {
-          await moveMember(trx, memberId as string, 'paid', 'refunded', { now });
+          await move('paid', 'refunded');
           await post(trx, session, attempt.id, refundEntry(moneyOf(attempt, memberId as string)), now);
-          events.push({ type: 'group.share_refunded' });
+          events.push('group.share_refunded');
         }
         break;
       case 'transfer':
@@ -217,8 +225,8 @@ export async function recordOutcome<R>(
     let members = state.members;
     const attempts = state.attempts;
     const member = members.find((m) => m.id === memberId);
-    for (const e of events) {
-      await recordEvent(trx, e.type, { session, members, member, charges: chargeIds(attempts) }, now);
+    for (const type of events) {
+      await recordEvent(trx, type, { session, members, member, charges: chargeIds(attempts) }, now);
     }
     // The last share makes the session funded in the same transaction: charged under immediate, the
     // last hold captured under on_funded.
@@ -427,9 +435,7 @@ async function claimWork(
       if (!still || workDueAt(still, attempts, now) > now) return undefined;
       const tries = triesOf(attempts, still);
       const amount =
-        still.kind === 'transfer'
-          ? transferAmount(deps, session, await findMerchantById(trx, deps.db.secrets, session.merchantId))
-          : still.payment.amountCents;
+        still.kind === 'transfer' ? await transferAmount(trx, session) : still.payment.amountCents;
       const subject = still.kind === 'transfer' ? session.id : `${still.memberId}_${still.payment.id}`;
       const attempt: Attempt = {
         id: ids.attempt(),
@@ -462,20 +468,16 @@ async function claimWork(
   }
 }
 
-/** total − merchant fee − FX fee: what a funded session transfers to the merchant. */
-function transferAmount(
-  _deps: Deps,
-  session: Session,
-  merchant: Awaited<ReturnType<typeof findMerchantById>>,
-): number {
-  return merchantFees({
-    total: session.totalCents,
-    merchantFeePpm: session.merchantFeePpm,
-    fxFeePpm: merchant?.fxFeePpm,
-    payoutMode: merchant?.payoutMode ?? 'checkout',
-    payoutCurrency: merchant?.payoutCurrency ?? null,
-    checkoutCurrency: session.currency,
-  }).transfer;
+/**
+ * total − merchant fee − FX fee: what a funded session transfers to the merchant, with the fees its
+ * funding wrote in the ledger (so a payout setting changed since then does not change the transfer).
+ */
+async function transferAmount(trx: Transaction<Database>, session: Session): Promise<number> {
+  const lines = await listSessionLedgerLines(trx, session.id);
+  const fees = lines
+    .filter((l) => l.account === 'merchant_fees' || l.account === 'fx_fees')
+    .reduce((sum, l) => sum + l.amountCents, 0);
+  return session.totalCents - fees;
 }
 
 /** Asks the processor what became of calls left unanswered past the recovery delay, and records it. */
