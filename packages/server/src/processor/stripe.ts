@@ -232,10 +232,6 @@ function outcomeOf(kind: OperationKind, result: Answer): Outcome {
 function errorOutcome(error: unknown): Outcome {
   const { errors } = Stripe;
   if (error instanceof errors.StripeCardError) {
-    // A processing error is Stripe's or the bank's, not the card's: nothing was charged.
-    if (error.code === 'processing_error') {
-      return { status: 'failed', message: `Stripe could not process the card: ${error.message}` };
-    }
     return cardRefusal(error.code, error.decline_code, error.message, cardOf(error.payment_method));
   }
   // 4xx but a card error: Stripe refused the request and certainly did nothing. A reused key with other
@@ -256,13 +252,19 @@ function errorOutcome(error: unknown): Outcome {
   return { status: 'unknown', message: `no answer from Stripe we can rely on (${name}): ${message}` };
 }
 
-/** A card refusal as ours: Stripe's decline_code (or its error code) onto our DECLINE_CODES. */
+/**
+ * A card error as ours: Stripe's decline_code (or its error code) onto our DECLINE_CODES. A processing
+ * error is Stripe's or the bank's, not the card's: failed, and nothing was charged.
+ */
 function cardRefusal(
   code: string | undefined,
   declineCode: string | undefined,
   message: string | undefined,
   card: CardFacts | undefined,
 ): Outcome {
+  if (code === 'processing_error') {
+    return { status: 'failed', message: `Stripe could not process the card: ${message ?? code}` };
+  }
   const reason = declineCodeOf(code, declineCode);
   return {
     status: 'declined',

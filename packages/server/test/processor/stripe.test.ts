@@ -333,6 +333,26 @@ test('a processing error is failed, and nothing is charged', async (t) => {
   assert.equal(fake.all('charge').length, 0);
 });
 
+test('a PaymentIntent answered back waiting for another payment method carries its refusal', async (t) => {
+  const { fake, processor } = await setup(t);
+  const refused = (code: string, decline_code?: string) => ({
+    status: 'requires_payment_method',
+    last_payment_error: { type: 'card_error', code, decline_code, message: 'Refused.' },
+  });
+  fake.misbehave({ times: 1, answer: { kind: 'patch', patch: refused('card_declined', 'stolen_card') } });
+  const declined = await processor.charge(payment());
+  assert.deepEqual(declined, {
+    status: 'declined',
+    declineCode: 'stolen_card',
+    message: 'Refused.',
+    card: { brand: 'visa', last4: '4242' },
+  });
+  fake.misbehave({ times: 1, answer: { kind: 'patch', patch: refused('processing_error') } });
+  assert.equal((await processor.authorize(payment())).status, 'failed');
+  fake.misbehave({ times: 1, answer: { kind: 'patch', patch: { status: 'requires_payment_method' } } });
+  assert.equal((await processor.charge(payment())).status, 'unknown', 'no refusal to read: unknown');
+});
+
 test('requests Stripe refuses (400, 401, 403) are failed: Stripe did nothing', async (t) => {
   const refusals: [number, { type: string; code?: string; message: string }][] = [
     [
