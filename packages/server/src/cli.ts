@@ -10,6 +10,7 @@ import {
   rollMerchantSecret,
   rollPublishableKey,
   rollSecretKey,
+  setProcessorAccount,
 } from './flows/merchants.ts';
 import { checkStoredSecrets, rotateSecrets, secretBoxFor } from './flows/secrets.ts';
 import { keyEnvironmentFor } from './ids.ts';
@@ -22,6 +23,7 @@ const USAGE = `Usage:
   group-checkout serve
   group-checkout migrate
   group-checkout merchant create --name NAME [--headless] [--payout-currency CUR] [--allowed-origin URL]… [--json]
+  group-checkout merchant update --merchant ID --processor-account acct_… [--json]
   group-checkout merchant keys roll --merchant ID [--signing-secret | --webhook-secret | --publishable] [--json]
   group-checkout secrets rotate [--json]`;
 
@@ -68,6 +70,9 @@ async function withDb<T>(config: Config, use: (db: Db) => Promise<T>): Promise<T
     await db.close();
   }
 }
+
+/** A Stripe connected account id: acct_ and 16 letters or digits today; up to 255 characters allowed. */
+const PROCESSOR_ACCOUNT = /^acct_[A-Za-z0-9]{8,250}$/;
 
 function print(json: boolean, object: Record<string, unknown>, lines: string[]) {
   process.stdout.write(json ? `${JSON.stringify(object)}\n` : `${lines.join('\n')}\n`);
@@ -153,6 +158,34 @@ async function run(argv: string[]): Promise<void> {
           `session webhook secret   ${merchant.sessionWebhookSecret}`,
         ],
       );
+    });
+    return;
+  }
+  if (command === 'merchant' && rest[0] === 'update') {
+    const { values } = parseArgs({
+      args: rest.slice(1),
+      options: {
+        merchant: { type: 'string' },
+        'processor-account': { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
+      strict: true,
+    });
+    if (!values.merchant) throw new UsageError('merchant update needs --merchant ID');
+    const account = values['processor-account'];
+    if (account === undefined) throw new UsageError('merchant update needs --processor-account acct_…');
+    if (!PROCESSOR_ACCOUNT.test(account)) {
+      throw new UsageError(
+        `--processor-account must be a Stripe connected account id such as acct_1Nv0FGQ9RKHgCVdK, got "${account.slice(0, 80)}"`,
+      );
+    }
+    const merchantId = values.merchant;
+    await withDb(config, async (db) => {
+      if (!(await setProcessorAccount(db, merchantId, account)))
+        throw new UsageError(`no merchant ${merchantId}`);
+      print(values.json ?? false, { merchant_id: merchantId, processor_account_id: account }, [
+        `processor account for ${merchantId}: ${account}`,
+      ]);
     });
     return;
   }

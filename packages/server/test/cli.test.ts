@@ -161,6 +161,35 @@ for (const dialect of DIALECTS) {
     test('an unknown merchant is one line on stderr and a non-zero exit', async () => {
       const run = await cli(['merchant', 'keys', 'roll', '--merchant', 'svc_merch_doesnotexist'], env);
       assertOneLineError(run, /no merchant svc_merch_doesnotexist/);
+      const update = ['merchant', 'update', '--merchant', 'svc_merch_doesnotexist'];
+      const updated = await cli([...update, '--processor-account', 'acct_1NoSuchMerchant0'], env);
+      assertOneLineError(updated, /no merchant svc_merch_doesnotexist/);
+    });
+
+    test('merchant update --processor-account connects the merchant to its Stripe account', async () => {
+      const created = parseOnlyJson(await cli(['merchant', 'create', '--name', 'Connected', '--json'], env));
+      const server = await app();
+      const before = await server.request('GET', '/v1/merchants/me', { key: created.secret_key });
+      assert.equal(before.body.processor_connected, false);
+
+      const merchant = ['merchant', 'update', '--merchant', created.merchant_id as string];
+      const set = parseOnlyJson(
+        await cli([...merchant, '--processor-account', 'acct_1Nv0FGQ9RKHgCVdK', '--json'], env),
+      );
+      assert.deepEqual(set, {
+        merchant_id: created.merchant_id,
+        processor_account_id: 'acct_1Nv0FGQ9RKHgCVdK',
+      });
+      const after = await server.request('GET', '/v1/merchants/me', { key: created.secret_key });
+      assert.equal(after.status, 200, after.text);
+      assert.equal(after.body.processor_connected, true);
+
+      const plain = await cli([...merchant, '--processor-account', 'acct_1OtherAccount00'], env);
+      assert.equal(plain.code, 0, plain.stderr);
+      assert.equal(plain.stdout, `processor account for ${created.merchant_id}: acct_1OtherAccount00\n`);
+      const other = parseOnlyJson(await cli(['merchant', 'create', '--name', 'Unconnected', '--json'], env));
+      const untouched = await server.request('GET', '/v1/merchants/me', { key: other.secret_key });
+      assert.equal(untouched.body.processor_connected, false, 'only the merchant named is changed');
     });
   });
 }
@@ -183,6 +212,20 @@ describe('group-checkout CLI errors', () => {
         [['merchant', 'keys', 'roll'], /--merchant/],
         [['merchant', 'keys', 'roll', '--merchant', 'm', '--webhook-secret', '--publishable'], /one of/],
         [['merchant', 'keys', 'roll', '--merchant', 'm', '--secret'], /secret/],
+        [['merchant', 'update', '--processor-account', 'acct_1Nv0FGQ9RKHgCVdK'], /--merchant/],
+        [['merchant', 'update', '--merchant', 'm'], /--processor-account/],
+        [['merchant', 'update', '--merchant', 'm', '--processor-account', 'ca_1Nv0FGQ9RKHgCVdK'], /acct_/],
+        [['merchant', 'update', '--merchant', 'm', '--processor-account', 'acct_'], /acct_/],
+        [['merchant', 'update', '--merchant', 'm', '--processor-account', 'acct_1Nv0'], /acct_/],
+        [
+          ['merchant', 'update', '--merchant', 'm', '--processor-account', `acct_${'1'.repeat(300)}`],
+          /acct_/,
+        ],
+        [['merchant', 'update', '--merchant', 'm', '--processor-account', 'acct_1Nv0 FGQ9RKHgCVdK'], /acct_/],
+        [
+          ['merchant', 'update', '--merchant', 'm', '--processor-account', 'acct_1Nv0\nFGQ9RKHgCVdK'],
+          /acct_/,
+        ],
         [['frobnicate'], /unknown command "frobnicate"/],
         [['merchant', 'delete', '--name', 'X'], /unknown command/],
         [[], /no command/],
@@ -227,6 +270,7 @@ describe('group-checkout CLI errors', () => {
       run.stdout,
       /merchant keys roll --merchant ID \[--signing-secret \| --webhook-secret \| --publishable\]/,
     );
+    assert.match(run.stdout, /merchant update --merchant ID --processor-account acct_… \[--json\]/);
     assert.match(run.stdout, /secrets rotate/);
   });
 

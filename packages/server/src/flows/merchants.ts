@@ -2,7 +2,7 @@
 // rates, a publishable and a secret key, a cart signing secret and a session webhook secret
 // (docs/api.md#ids-and-key-formats). A secret key can be rolled, the old one ending at once; the cart
 // signing secret, the session webhook secret and the publishable key can be rolled, the old one working
-// on for ROTATION_GRACE_MS (docs/operations.md#keys).
+// on for ROTATION_GRACE_MS (docs/operations.md#keys). An operator sets the merchant's processor account.
 import { DEFAULT_CONSUMER_FEE_PPM, DEFAULT_FX_FEE_PPM, DEFAULT_MERCHANT_FEE_PPM } from '../domain/fees.ts';
 import { ROTATION_GRACE_MS } from '../domain/rotation.ts';
 import { ids, type KeyEnvironment } from '../ids.ts';
@@ -18,6 +18,7 @@ import {
   type MerchantSecret,
   replaceMerchantSecret,
   revokeKeys,
+  updateProcessorAccount,
 } from '../store/merchants.ts';
 
 export interface NewMerchant {
@@ -133,6 +134,16 @@ export async function rollPublishableKey(
     return { value: publishableKey, previousValidUntil };
   });
 }
+
+/**
+ * Connects the merchant to its account at the payment processor (a Stripe connected account, acct_…), the
+ * destination of its sessions' transfers (docs/operations.md#stripe-set-up). False for no such merchant.
+ */
+export const setProcessorAccount = (
+  db: Db,
+  merchantId: string,
+  processorAccountId: string,
+): Promise<boolean> => updateProcessorAccount(db.kysely, merchantId, processorAccountId);
 
 /** How many merchants the database holds (the sandbox makes a demo merchant when there is none). */
 export const countMerchants = (db: Db): Promise<number> => countMerchantRows(db.kysely);

@@ -184,6 +184,20 @@ export async function replaceMerchantSecret(
     .execute();
 }
 
+/** Sets the merchant's account at the payment processor; false for no such merchant. */
+export async function updateProcessorAccount(
+  db: Executor,
+  merchantId: string,
+  processorAccountId: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('merchants')
+    .set({ processor_account_id: processorAccountId })
+    .where('id', '=', merchantId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 export async function findMerchantById(
   db: Executor,
   secrets: SecretBox,
