@@ -86,6 +86,9 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
           // page makes a card PaymentMethod with Stripe.js, and a card never redirects: 3-D Secure
           // answers requires_action instead.
           automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+          // A card that asks for 3-D Secure is refused as a decline rather than left waiting for an
+          // authentication no page of ours can show yet: the payer is told, and can use another card.
+          error_on_requires_action: true,
           metadata: { session_id: request.sessionId, member_id: request.memberId, gc_key: request.key },
           // The PaymentMethod comes back whole, so the card's brand and last four are in the answer.
           expand: ['payment_method'],

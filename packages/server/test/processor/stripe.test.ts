@@ -105,6 +105,7 @@ test('charge: a PaymentIntent confirmed at once with automatic capture, keyed by
     confirm: 'true',
     capture_method: 'automatic',
     automatic_payment_methods: { enabled: 'true', allow_redirects: 'never' },
+    error_on_requires_action: 'true',
     metadata: { session_id: 'gs_stripe_test', member_id: 'mem_one', gc_key: request.key },
     expand: ['payment_method'],
   });
