@@ -189,6 +189,8 @@ export function shareToWire(
     currency: session.currency,
     expires_at: toIso(session.expiresAt),
     member: memberToWire(member),
+    status: member.status,
+    amount_cents: member.amountCents,
     consumer_fee_cents: consumerFee(member.amountCents, session.consumerFeePpm),
     amount_due_cents: chargeAmount(member.amountCents, session.consumerFeePpm),
     capture: session.groupConfig.capture,

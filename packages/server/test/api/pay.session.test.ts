@@ -157,6 +157,8 @@ for (const dialect of DIALECTS) {
           currency: 'usd',
           expires_at: created.expires_at,
           member: { id: ada.id, name: 'Ada', amount_cents: 3350, status: 'pending' },
+          status: 'pending',
+          amount_cents: 3350,
           consumer_fee_cents: 34,
           amount_due_cents: 3384,
           capture: 'immediate',
