@@ -252,7 +252,9 @@ export const ShareSchema = Type.Object({
   currency: Type.String(),
   expires_at: Timestamp,
   member: MemberSchema,
-  status: Type.String({ description: 'The share’s status: pending, authorized, paid, refunded or released.' }),
+  status: Type.String({
+    description: 'The share’s status: pending, authorized, paid, refunded or released.',
+  }),
   amount_cents: Type.Integer({ description: 'The share, without the consumer fee.' }),
   consumer_fee_cents: Type.Integer(),
   amount_due_cents: Type.Integer({ description: 'Share plus the consumer fee: what the card is charged.' }),
