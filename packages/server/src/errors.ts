@@ -39,7 +39,7 @@ export const ERROR_MESSAGES = {
     'The session is not pending (it is funded, cancelled or expired), so it can no longer be changed or paid.',
   share_not_pending: 'The share is already paid.',
   payment_in_progress:
-    'A payment for this share is already being processed; wait a few seconds and load the share again.',
+    'A payment for this share is already being processed; load the share again shortly to see how it ended (at most a few minutes).',
   group_full: 'The group is full.',
   group_not_joinable: 'Members can join only a group split equally.',
   idempotency_key_reused: 'This Idempotency-Key was used with a different request.',
