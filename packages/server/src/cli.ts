@@ -1,7 +1,8 @@
-// group-checkout: serve, migrate, merchant administration and secrets rotation. Uses the same
+// group-checkout: serve, migrate, merchant administration, secrets rotation and reconcile. Uses the same
 // DATABASE_URL, SERVICE_ENV and SECRETS_KEY as the server. An error prints one line to stderr and exits
 // non-zero.
 import { parseArgs } from 'node:util';
+import { systemClock } from './clock.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { isCurrencyCode } from './domain/currencies.ts';
 import {
@@ -12,8 +13,11 @@ import {
   rollSecretKey,
   setProcessorAccount,
 } from './flows/merchants.ts';
+import { type ReconcileReport, reconcile } from './flows/reconcile.ts';
 import { checkStoredSecrets, rotateSecrets, secretBoxFor } from './flows/secrets.ts';
 import { keyEnvironmentFor } from './ids.ts';
+import { createSandboxProcessor } from './processor/sandbox.ts';
+import type { PaymentProcessor } from './processor/types.ts';
 import { type Db, openDb } from './store/db.ts';
 import { migrateToLatest } from './store/migrations/index.ts';
 
@@ -25,7 +29,8 @@ const USAGE = `Usage:
   group-checkout merchant create --name NAME [--headless] [--payout-currency CUR] [--allowed-origin URL]… [--json]
   group-checkout merchant update --merchant ID --processor-account acct_… [--json]
   group-checkout merchant keys roll --merchant ID [--signing-secret | --webhook-secret | --publishable] [--json]
-  group-checkout secrets rotate [--json]`;
+  group-checkout secrets rotate [--json]
+  group-checkout reconcile [--json]`;
 
 /** What `merchant keys roll` replaces with a grace period for the old one (docs/operations.md#keys). */
 const GRACEFUL_ROLLS: Record<
@@ -76,6 +81,26 @@ const PROCESSOR_ACCOUNT = /^acct_[A-Za-z0-9]{8,250}$/;
 
 function print(json: boolean, object: Record<string, unknown>, lines: string[]) {
   process.stdout.write(json ? `${JSON.stringify(object)}\n` : `${lines.join('\n')}\n`);
+}
+
+/** The processor reconcile compares our records with: the sandbox's, or Stripe's when it is configured. */
+function processorFor(config: Config, db: Db): PaymentProcessor {
+  if (config.stripeSecretKey)
+    throw new UsageError('reconcile with Stripe needs the Stripe adapter, which is not wired in yet');
+  return createSandboxProcessor(db, systemClock);
+}
+
+/** Exit code 1 without a message on stderr: reconcile found a mismatch, and stdout says which. */
+class Mismatched extends Error {}
+
+function reconcileLines(report: ReconcileReport): string[] {
+  const lines = report.mismatches.map((m) => `${m.kind}  ${m.session_id ?? '-'}  ${m.detail}`);
+  const n = report.checked.sessions;
+  const count = report.mismatches.length;
+  lines.push(
+    `reconcile: ${n} sessions checked, ${count === 0 ? 'clean' : `${count} mismatch${count === 1 ? '' : 'es'}`}`,
+  );
+  return lines;
 }
 
 function origin(raw: string): string {
@@ -252,6 +277,20 @@ async function run(argv: string[]): Promise<void> {
     });
     return;
   }
+  if (command === 'reconcile') {
+    const { values } = parseArgs({
+      args: rest,
+      options: { json: { type: 'boolean', default: false } },
+      strict: true,
+    });
+    const report = await withDb(config, (db) =>
+      reconcile({ db, processor: processorFor(config, db), clock: systemClock, config }),
+    );
+    const { ok, checked, mismatches } = report;
+    print(values.json ?? false, { ok, checked, mismatches }, reconcileLines(report));
+    if (!ok) throw new Mismatched();
+    return;
+  }
   throw new UsageError(
     `unknown command "${[command, ...rest].join(' ')}"; run group-checkout --help for the commands`,
   );
@@ -269,6 +308,7 @@ function describe(error: unknown): string {
 try {
   await run(process.argv.slice(2));
 } catch (error) {
+  if (error instanceof Mismatched) process.exit(1);
   const known =
     error instanceof UsageError ||
     error instanceof ConfigError ||
