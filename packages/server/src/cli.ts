@@ -16,8 +16,7 @@ import {
 import { type ReconcileReport, reconcile } from './flows/reconcile.ts';
 import { checkStoredSecrets, rotateSecrets, secretBoxFor } from './flows/secrets.ts';
 import { keyEnvironmentFor } from './ids.ts';
-import { createSandboxProcessor } from './processor/sandbox.ts';
-import type { PaymentProcessor } from './processor/types.ts';
+import { processorFor } from './processor/index.ts';
 import { type Db, openDb } from './store/db.ts';
 import { migrateToLatest } from './store/migrations/index.ts';
 
@@ -81,13 +80,6 @@ const PROCESSOR_ACCOUNT = /^acct_[A-Za-z0-9]{8,250}$/;
 
 function print(json: boolean, object: Record<string, unknown>, lines: string[]) {
   process.stdout.write(json ? `${JSON.stringify(object)}\n` : `${lines.join('\n')}\n`);
-}
-
-/** The processor reconcile compares our records with: the sandbox's, or Stripe's when it is configured. */
-function processorFor(config: Config, db: Db): PaymentProcessor {
-  if (config.stripeSecretKey)
-    throw new UsageError('reconcile with Stripe needs the Stripe adapter, which is not wired in yet');
-  return createSandboxProcessor(db, systemClock);
 }
 
 /** Exit code 1 without a message on stderr: reconcile found a mismatch, and stdout says which. */
@@ -284,7 +276,7 @@ async function run(argv: string[]): Promise<void> {
       strict: true,
     });
     const report = await withDb(config, (db) =>
-      reconcile({ db, processor: processorFor(config, db), clock: systemClock, config }),
+      reconcile({ db, processor: processorFor(config, db, systemClock), clock: systemClock, config }),
     );
     const { ok, checked, mismatches } = report;
     print(values.json ?? false, { ok, checked, mismatches }, reconcileLines(report));

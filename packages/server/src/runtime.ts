@@ -8,10 +8,9 @@ import type { Deps } from './deps.ts';
 import { checkStoredSecrets, secretBoxFor } from './flows/secrets.ts';
 import { MemoryCounterStore, RedisCounterStore } from './limits/counter.ts';
 import { createMailer } from './mail/mailer.ts';
-import { createSandboxProcessor } from './processor/sandbox.ts';
-import { createStripeProcessor } from './processor/stripe.ts';
+import { processorFor } from './processor/index.ts';
 import type { PaymentProcessor } from './processor/types.ts';
-import { type Db, openDb } from './store/db.ts';
+import { openDb } from './store/db.ts';
 import { migrateToLatest } from './store/migrations/index.ts';
 
 /** Log fields that could carry a credential or a card number; pino replaces them wherever they appear. */
@@ -36,13 +35,6 @@ const REDACTED_PATHS = [
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
   const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
   return destination ? pino(options, destination) : pino(options);
-}
-
-/** Stripe when STRIPE_SECRET_KEY is set, the built-in sandbox processor otherwise (docs/decisions.md#payments). */
-export function processorFor(config: Config, db: Db, clock: Clock): PaymentProcessor {
-  return config.stripeSecretKey
-    ? createStripeProcessor({ secretKey: config.stripeSecretKey })
-    : createSandboxProcessor(db, clock);
 }
 
 export interface RuntimeOptions {

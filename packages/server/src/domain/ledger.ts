@@ -10,7 +10,7 @@ import { assertMinorUnits } from './money.ts';
  * - `consumer_fees`, `merchant_fees`, `fx_fees`: our fees.
  * - `merchant_payouts`: what was transferred to merchants.
  */
-export const LEDGER_ACCOUNTS = [
+const LEDGER_ACCOUNTS = [
   'payer_cards',
   'payer_holds',
   'holds',

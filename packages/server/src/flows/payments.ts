@@ -80,7 +80,12 @@ export async function payShare(
   const now = deps.clock.now();
   const attempt = await deps.db.kysely.transaction().execute(async (trx) => {
     const session = await lockOpenSession(trx, found.sessionId, now);
-    if (!session) throw notOpen(await findSessionByIdUnscoped(trx, found.sessionId), now);
+    if (!session) {
+      // A share already paid says so first, whatever became of its session since (funded by it, say).
+      const member = await findMemberById(trx, found.id);
+      if (member && member.status !== 'pending') throw notPayable(member);
+      throw notOpen(await findSessionByIdUnscoped(trx, found.sessionId), now);
+    }
     const member = await findMemberById(trx, found.id);
     if (!member) throw new ServiceError('share_not_found');
     if (member.status !== 'pending') throw notPayable(member);

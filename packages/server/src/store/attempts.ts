@@ -133,15 +133,3 @@ export async function listSessionAttempts(db: Executor, sessionId: string): Prom
     .execute();
   return rows.map(toAttempt);
 }
-
-/** Every attempt, for reconcile, a page at a time in id order. */
-export async function listAttemptsAfter(db: Executor, afterId: string, limit: number): Promise<Attempt[]> {
-  const rows = await db
-    .selectFrom('attempts')
-    .selectAll()
-    .where('id', '>', afterId)
-    .orderBy('id', 'asc')
-    .limit(limit)
-    .execute();
-  return rows.map(toAttempt);
-}

@@ -38,7 +38,7 @@ const ALLOWED: Record<string, string[]> = {
     'deps.ts',
     'processor',
   ],
-  processor: ['processor', 'domain', 'store', 'ids.ts', 'clock.ts'],
+  processor: ['processor', 'domain', 'store', 'ids.ts', 'clock.ts', 'config.ts'],
   events: ['events', 'wire', 'store', 'ids.ts', 'clock.ts'],
   wire: ['wire', 'domain', 'events', 'clock.ts'],
   store: ['store', 'domain', 'ids.ts'],
