@@ -1,8 +1,10 @@
 // What the database holds about one member's money, read straight from the tables (not through the
 // API under test): their attempts, the sandbox processor's objects made for them, the events naming
 // them, and their ledger lines. The payment suites assert "charged once" against these.
+import assert from 'node:assert/strict';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/store/schema.ts';
+import type { Share } from './payments.ts';
 
 export interface MemberMoney {
   status: string | undefined;
@@ -116,4 +118,34 @@ export async function sessionTransfers(db: Kysely<Database>, sessionId: string) 
     await db.selectFrom('sandbox_operations').select(['idempotency_key', 'kind', 'id']).execute()
   ).filter((r) => r.kind === 'transfer' && r.idempotency_key.includes(sessionId) && r.id !== null);
   return { attempts, sandbox };
+}
+
+/** The member was charged exactly once, for share + fee, and everything the payment causes is there once. */
+export async function assertChargedOnce(
+  db: Kysely<Database>,
+  sessionId: string,
+  share: Pick<Share, 'id' | 'due'>,
+) {
+  const money = await memberMoney(db, sessionId, share.id);
+  assert.equal(money.status, 'paid');
+  assert.equal(money.payingAttemptId, null, 'no payment left in flight');
+  assert.deepEqual(
+    money.attempts.map((a) => a.state),
+    ['succeeded'],
+    'one attempt, succeeded (none started, none lost)',
+  );
+  const attempt = money.attempts[0];
+  const charges = madeOf(money.sandbox, 'charge');
+  assert.equal(charges.length, 1, `one charge at the processor: ${JSON.stringify(money.sandbox)}`);
+  assert.equal(charges[0]?.id, attempt?.processorId, 'the attempt records that charge');
+  assert.equal(charges[0]?.amountCents, share.due, 'share + consumer fee');
+  assert.deepEqual(money.events, ['group.share_paid'], 'one share_paid event for the member');
+  const entries = entriesOf(money.ledger, 'charge');
+  assert.equal(entries.length, 1, 'one ledger entry for the charge');
+  assert.ok(money.ledger.filter((l) => l.kind === 'charge').every((l) => l.attemptId === attempt?.id));
+  const fromCard = money.ledger
+    .filter((l) => l.account === 'payer_cards')
+    .reduce((sum, l) => sum + l.amountCents, 0);
+  assert.equal(fromCard, -share.due, 'the card gave share + fee once');
+  return attempt;
 }

@@ -1,7 +1,7 @@
 // What the payment suites share: a group set up over the pay-page API, paying a share with a test card,
 // and reading the session as its merchant sees it.
 import assert from 'node:assert/strict';
-import type { TestApp, TestResponse } from './app.ts';
+import type { ApiClient, TestResponse } from './app.ts';
 import { type Created, createSession, organizerToken } from './sessions.ts';
 
 export const CARDS = {
@@ -31,7 +31,7 @@ export interface Group {
 
 /** A session with a group of `names` split equally (first name: the organizer), set up over HTTP. */
 export async function equalGroup(
-  t: TestApp,
+  t: ApiClient,
   names: string[],
   options: { group_config?: Record<string, unknown>; via?: 'publishable' | 'secret' } = {},
 ): Promise<Group> {
@@ -43,7 +43,13 @@ export async function equalGroup(
   return {
     created,
     shares: res.body.group.members.map(
-      (m: { id: string; share_id: string; name: string; amount_cents: number; amount_due_cents: number }) => ({
+      (m: {
+        id: string;
+        share_id: string;
+        name: string;
+        amount_cents: number;
+        amount_due_cents: number;
+      }) => ({
         id: m.id,
         shareId: m.share_id,
         name: m.name,
@@ -55,7 +61,12 @@ export async function equalGroup(
 }
 
 /** Pays a share with a card number (any future expiry, any CVC). */
-export function pay(t: TestApp, shareId: string, number: string = CARDS.ok, headers?: Record<string, string>): Promise<TestResponse> {
+export function pay(
+  t: ApiClient,
+  shareId: string,
+  number: string = CARDS.ok,
+  headers?: Record<string, string>,
+): Promise<TestResponse> {
   return t.request('POST', `/api/v1/shares/${shareId}/pay`, {
     body: { card: { number, exp_month: 12, exp_year: 2099, cvc: '123' } },
     headers,
@@ -63,21 +74,25 @@ export function pay(t: TestApp, shareId: string, number: string = CARDS.ok, head
 }
 
 /** Pays and asserts 200. */
-export async function payOk(t: TestApp, shareId: string, number: string = CARDS.ok): Promise<TestResponse> {
+export async function payOk(t: ApiClient, shareId: string, number: string = CARDS.ok): Promise<TestResponse> {
   const res = await pay(t, shareId, number);
   assert.equal(res.status, 200, res.text);
   return res;
 }
 
 /** GET /v1/sessions/{id} with the merchant's secret key. */
-export async function merchantSession(t: TestApp, sessionId: string) {
+export async function merchantSession(t: ApiClient, sessionId: string) {
   const res = await t.request('GET', `/v1/sessions/${sessionId}`, { key: t.merchant.secretKey });
   assert.equal(res.status, 200, res.text);
   return res.body;
 }
 
 /** Waits until `check` answers true, polling every 50 ms, for at most `ms`. */
-export async function eventually(check: () => Promise<boolean>, ms = 10_000, what = 'condition'): Promise<void> {
+export async function eventually(
+  check: () => Promise<boolean>,
+  ms = 10_000,
+  what = 'condition',
+): Promise<void> {
   const until = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);

@@ -12,8 +12,7 @@ import { startTestApp, type TestApp, type TestResponse } from '../helpers/app.ts
 import { DIALECTS, type TestDatabase } from '../helpers/databases.ts';
 import { assertError } from '../helpers/errors.ts';
 import {
-  entriesOf,
-  madeOf,
+  assertChargedOnce,
   memberMoney,
   sessionEventTypes,
   sessionTransfers,
@@ -45,32 +44,6 @@ function sortAnswers(answers: TestResponse[], allowed: string[]) {
     assert.ok(allowed.includes(r.body.code), `unexpected refusal ${r.body.code}: ${r.text}`);
   }
   return { ok, refused };
-}
-
-/** The member was charged exactly once, for share + fee, and everything the payment causes is there once. */
-async function assertChargedOnce(db: TestApp['deps']['db']['kysely'], sessionId: string, share: Share) {
-  const money = await memberMoney(db, sessionId, share.id);
-  assert.equal(money.status, 'paid');
-  assert.equal(money.payingAttemptId, null, 'no payment left in flight');
-  assert.deepEqual(
-    money.attempts.map((a) => a.state),
-    ['succeeded'],
-    'one attempt, succeeded (none started, none lost)',
-  );
-  const attempt = money.attempts[0];
-  const charges = madeOf(money.sandbox, 'charge');
-  assert.equal(charges.length, 1, `one charge at the processor: ${JSON.stringify(money.sandbox)}`);
-  assert.equal(charges[0]?.id, attempt?.processorId, 'the attempt records that charge');
-  assert.equal(charges[0]?.amountCents, share.due, 'share + consumer fee');
-  assert.deepEqual(money.events, ['group.share_paid'], 'one share_paid event for the member');
-  const entries = entriesOf(money.ledger, 'charge');
-  assert.equal(entries.length, 1, 'one ledger entry for the charge');
-  assert.ok(money.ledger.filter((l) => l.kind === 'charge').every((l) => l.attemptId === attempt?.id));
-  const fromCard = money.ledger
-    .filter((l) => l.account === 'payer_cards')
-    .reduce((sum, l) => sum + l.amountCents, 0);
-  assert.equal(fromCard, -share.due, 'the card gave share + fee once');
-  return attempt;
 }
 
 for (const dialect of DIALECTS) {
