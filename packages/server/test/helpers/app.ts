@@ -52,6 +52,9 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** What the API helpers need of a server: its requests and its merchant (a TestApp, or a spawned server). */
+export type ApiClient = Pick<TestApp, 'request' | 'merchant'>;
+
 export interface RequestOptions {
   key?: string;
   headers?: Record<string, string>;
@@ -132,27 +135,8 @@ export async function startTestApp(dialect: DialectCase, options: StartOptions =
     );
   }
 
-  async function request(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> {
-    const headers: Record<string, string> = { ...o.headers };
-    if (o.key) headers.authorization = `Bearer ${o.key}`;
-    let body: string | undefined;
-    if (o.rawBody !== undefined) {
-      body = o.rawBody;
-      headers['content-type'] ??= 'application/json';
-    } else if (o.body !== undefined) {
-      body = JSON.stringify(o.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const response = await fetch(baseUrl + path, { method, headers, body });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, headers: response.headers, body: parsed, text };
-  }
+  const request = (method: string, path: string, o: RequestOptions = {}) =>
+    requestOver(baseUrl, method, path, o);
 
   const merchant = await createMerchant();
   return {
@@ -171,6 +155,34 @@ export async function startTestApp(dialect: DialectCase, options: StartOptions =
       if (!options.database) await database.drop();
     },
   };
+}
+
+/** One request to the server at `baseUrl`, the body parsed as JSON when it is JSON. */
+export async function requestOver(
+  baseUrl: string,
+  method: string,
+  path: string,
+  o: RequestOptions = {},
+): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...o.headers };
+  if (o.key) headers.authorization = `Bearer ${o.key}`;
+  let body: string | undefined;
+  if (o.rawBody !== undefined) {
+    body = o.rawBody;
+    headers['content-type'] ??= 'application/json';
+  } else if (o.body !== undefined) {
+    body = JSON.stringify(o.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(baseUrl + path, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
 /**

@@ -3,69 +3,15 @@
 // After a restart, the retry with the same Idempotency-Key must replay the first answer: one order, one
 // session, one group.created event (docs/api.md#idempotency).
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { type CreatedMerchant, createMerchant } from '../../src/flows/merchants.ts';
 import { sha256 } from '../../src/ids.ts';
 import { type Db, openDb } from '../../src/store/db.ts';
 import { migrateToLatest } from '../../src/store/migrations/index.ts';
 import type { DialectCase, TestDatabase } from './databases.ts';
+import { freePort, ServerProcess } from './server-process.ts';
 import { sampleCart } from './sessions.ts';
-
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
-class ServerProcess {
-  child: ChildProcess | undefined;
-  exited: Promise<NodeJS.Signals | null> | undefined;
-  output = '';
-
-  constructor(
-    private readonly env: Record<string, string>,
-    readonly baseUrl: string,
-  ) {}
-
-  async start(): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-      env: { ...process.env, ...this.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child = child;
-    child.stdout?.on('data', (chunk) => (this.output += chunk));
-    child.stderr?.on('data', (chunk) => (this.output += chunk));
-    this.exited = new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
-    for (let i = 0; i < 600; i++) {
-      if (child.exitCode !== null || child.signalCode !== null)
-        throw new Error(`server exited at start:\n${this.output}`);
-      const up = await fetch(`${this.baseUrl}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (up) return;
-      await sleep(50);
-    }
-    throw new Error(`server did not start:\n${this.output}`);
-  }
-
-  async stop(): Promise<void> {
-    if (this.child && this.child.exitCode === null && this.child.signalCode === null) {
-      this.child.kill('SIGKILL');
-      await this.exited;
-    }
-  }
-}
 
 /** The crash suite on one database, `rounds` times: every round is one kill and one restart. */
 export function describeCrashSuite(dialect: DialectCase, rounds: number) {

@@ -1,7 +1,7 @@
 // What the payment suites share: a group set up over the pay-page API, paying a share with a test card,
 // and reading the session as its merchant sees it.
 import assert from 'node:assert/strict';
-import type { TestApp, TestResponse } from './app.ts';
+import type { ApiClient, TestResponse } from './app.ts';
 import { type Created, createSession, organizerToken } from './sessions.ts';
 
 export const CARDS = {
@@ -32,7 +32,7 @@ export interface Group {
 
 /** A session with a group of `names` split equally (first name: the organizer), set up over HTTP. */
 export async function equalGroup(
-  t: TestApp,
+  t: ApiClient,
   names: string[],
   options: { group_config?: Record<string, unknown>; via?: 'publishable' | 'secret' } = {},
 ): Promise<Group> {
@@ -63,7 +63,7 @@ export async function equalGroup(
 
 /** Pays a share with a card number (any future expiry, any CVC). */
 export function pay(
-  t: TestApp,
+  t: ApiClient,
   shareId: string,
   number: string = CARDS.ok,
   headers?: Record<string, string>,
@@ -75,14 +75,14 @@ export function pay(
 }
 
 /** Pays and asserts 200. */
-export async function payOk(t: TestApp, shareId: string, number: string = CARDS.ok): Promise<TestResponse> {
+export async function payOk(t: ApiClient, shareId: string, number: string = CARDS.ok): Promise<TestResponse> {
   const res = await pay(t, shareId, number);
   assert.equal(res.status, 200, res.text);
   return res;
 }
 
 /** GET /v1/sessions/{id} with the merchant's secret key. */
-export async function merchantSession(t: TestApp, sessionId: string) {
+export async function merchantSession(t: ApiClient, sessionId: string) {
   const res = await t.request('GET', `/v1/sessions/${sessionId}`, { key: t.merchant.secretKey });
   assert.equal(res.status, 200, res.text);
   return res.body;

@@ -2,7 +2,7 @@
 // with the publishable key, or headless with the secret key), and the event rows.
 import assert from 'node:assert/strict';
 import { type Cart, signCart } from '@group-checkout/node';
-import { RELAXED_LIMITS, type TestApp, type TestMerchant } from './app.ts';
+import { type ApiClient, RELAXED_LIMITS, type TestApp, type TestMerchant } from './app.ts';
 
 /**
  * Environment for session suites: fixed public addresses to assert links against, and the route limits
@@ -46,7 +46,7 @@ export interface CreateOptions {
 export type Created = Record<string, any> & { session_id: string; session_url: string };
 
 /** Creates a session over HTTP and asserts 200. */
-export async function createSession(t: TestApp, options: CreateOptions = {}): Promise<Created> {
+export async function createSession(t: ApiClient, options: CreateOptions = {}): Promise<Created> {
   const merchant = options.merchant ?? t.merchant;
   const cart = options.cart ?? sampleCart();
   const via = options.via ?? 'publishable';

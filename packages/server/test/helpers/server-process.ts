@@ -1,0 +1,60 @@
+// The real server (src/main.ts, workers included) as a child process on a free port, for the crash
+// suites: started with an environment, killed by its own crash switch (SANDBOX_CRASH_AT) or by the test,
+// and started again on the same database and port.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+export class ServerProcess {
+  child: ChildProcess | undefined;
+  /** The signal that ended the last start (null when it exited on its own). */
+  exited: Promise<NodeJS.Signals | null> | undefined;
+  output = '';
+
+  constructor(
+    private readonly env: Record<string, string>,
+    readonly baseUrl: string,
+  ) {}
+
+  /** Starts the server with its environment and `extra` on top (this start only); waits for /healthz. */
+  async start(extra: Record<string, string> = {}): Promise<void> {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+      env: { ...process.env, ...this.env, ...extra },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    child.stdout?.on('data', (chunk) => (this.output += chunk));
+    child.stderr?.on('data', (chunk) => (this.output += chunk));
+    this.exited = new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+    for (let i = 0; i < 600; i++) {
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`server exited at start:\n${this.output}`);
+      const up = await fetch(`${this.baseUrl}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (up) return;
+      await sleep(50);
+    }
+    throw new Error(`server did not start:\n${this.output}`);
+  }
+
+  async stop(): Promise<void> {
+    if (this.child && this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill('SIGKILL');
+      await this.exited;
+    }
+  }
+}
