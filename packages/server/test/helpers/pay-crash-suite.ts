@@ -6,7 +6,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { systemClock } from '../../src/clock.ts';
 import { type CreatedMerchant, createMerchant } from '../../src/flows/merchants.ts';
+import { reconcile } from '../../src/flows/reconcile.ts';
+import { createSandboxProcessor } from '../../src/processor/sandbox.ts';
 import { type Db, openDb } from '../../src/store/db.ts';
 import { migrateToLatest } from '../../src/store/migrations/index.ts';
 import { type ApiClient, RELAXED_LIMITS, requestOver } from './app.ts';
@@ -201,6 +204,17 @@ export function describePayCrashSuite(dialect: DialectCase) {
       assert.equal(events.filter((e) => e === 'group.share_refunded').length, 1, events.join(','));
       assert.equal(events.filter((e) => e === 'group.cancelled').length, 1, events.join(','));
       assert.equal(events.at(-1), 'group.cancelled', events.join(','));
+    });
+
+    test('reconcile is clean after the crashes: ledger, statuses and the sandbox agree', async () => {
+      const report = await reconcile({
+        db,
+        processor: createSandboxProcessor(db, systemClock),
+        clock: systemClock,
+      });
+      assert.deepEqual(report.mismatches, []);
+      assert.ok(report.ok);
+      assert.ok(report.checked.sessions >= 2);
     });
   });
 }

@@ -10,6 +10,7 @@ import type { DialectCase } from '../helpers/databases.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { assertError } from '../helpers/errors.ts';
 import { CARDS, equalGroup, merchantSession, pay, payOk } from '../helpers/payments.ts';
+import { assertReconciled } from '../helpers/reconcile.ts';
 import { createSession, eventRows, organizerToken, SESSION_ENV } from '../helpers/sessions.ts';
 
 const types = async (t: TestApp, sessionId: string) => (await eventRows(t, sessionId)).map((e) => e.type);
@@ -305,6 +306,10 @@ for (const dialect of DIALECTS) {
       );
       assert.equal(res.body.group.mode, 'custom');
     });
+
+    test('reconcile is clean after the suite: ledger, statuses and processor agree', async () => {
+      await assertReconciled(t);
+    });
   });
 }
 
@@ -365,6 +370,7 @@ async function refundRetries(dialect: DialectCase) {
       'group.share_refunded',
       'group.cancelled',
     ]);
+    await assertReconciled(t);
   } finally {
     await t.close();
   }

@@ -11,6 +11,7 @@ import { DIALECTS } from '../helpers/databases.ts';
 import { assertError } from '../helpers/errors.ts';
 import { entriesOf, madeOf, memberMoney, sessionEventTypes } from '../helpers/money-rows.ts';
 import { equalGroup, merchantSession, pay, type Share } from '../helpers/payments.ts';
+import { assertReconciled } from '../helpers/reconcile.ts';
 import { SESSION_ENV } from '../helpers/sessions.ts';
 
 /** A charge the test holds at the card network until it lets it go. */
@@ -165,6 +166,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([money.status, money.attempts.length, money.sandbox.length], ['pending', 0, 0]);
       assert.equal(await sandboxCount(), before, 'no sandbox object');
     });
+
+    test('reconcile is clean after the suite: ledger, statuses and processor agree', async () => {
+      await assertReconciled(t);
+    });
   });
 
   describe(`paying past expires_at (before the sweeper), on ${dialect.name}`, { skip: dialect.skip }, () => {
@@ -193,6 +198,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([money.status, money.attempts.length, money.sandbox.length], ['pending', 0, 0]);
       const all = await t.deps.db.kysely.selectFrom('sandbox_operations').select('idempotency_key').execute();
       assert.deepEqual(all, [], 'no sandbox object at all');
+    });
+
+    test('reconcile is clean after the suite: ledger, statuses and processor agree', async () => {
+      await assertReconciled(t);
     });
   });
 }

@@ -7,6 +7,7 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { assertError } from '../helpers/errors.ts';
 import { CARDS, equalGroup, merchantSession, pay, payOk } from '../helpers/payments.ts';
+import { assertReconciled } from '../helpers/reconcile.ts';
 import { eventRows, SESSION_ENV } from '../helpers/sessions.ts';
 
 const DECLINES = [
@@ -173,6 +174,10 @@ for (const dialect of DIALECTS) {
       assert.equal(second.headers.get('idempotent-replayed'), 'true');
       assert.deepEqual(second.body, first.body);
       assert.equal(await sandboxObjects(), objects);
+    });
+
+    test('reconcile is clean after the suite: ledger, statuses and processor agree', async () => {
+      await assertReconciled(t);
     });
   });
 }

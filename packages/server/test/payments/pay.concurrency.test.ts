@@ -17,6 +17,7 @@ import {
   sessionTransfers,
 } from '../helpers/money-rows.ts';
 import { equalGroup, merchantSession, pay, type Share } from '../helpers/payments.ts';
+import { assertReconciled } from '../helpers/reconcile.ts';
 import { SESSION_ENV } from '../helpers/sessions.ts';
 
 /**
@@ -160,6 +161,10 @@ for (const dialect of DIALECTS) {
       );
       assert.equal(transfers.sandbox.length, 1, 'one transfer at the processor');
       assert.equal(view.transfer, transfers.sandbox[0]?.id);
+    });
+
+    test('reconcile is clean after the suite: ledger, statuses and processor agree', async () => {
+      await assertReconciled(t);
     });
   });
 }

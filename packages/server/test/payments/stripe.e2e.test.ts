@@ -10,6 +10,7 @@ import { DIALECTS } from '../helpers/databases.ts';
 import { assertError } from '../helpers/errors.ts';
 import { FAKE_SECRET_KEY, type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.ts';
 import { equalGroup, merchantSession } from '../helpers/payments.ts';
+import { assertReconciled } from '../helpers/reconcile.ts';
 import { SESSION_ENV } from '../helpers/sessions.ts';
 
 const dialect = DIALECTS[0] as (typeof DIALECTS)[number];
@@ -115,5 +116,9 @@ describe('payments with the Stripe processor (against a local fake of its API)',
     });
     assertError(res, 400, 'invalid_request');
     assert.match(res.body.error, /payment_method/);
+  });
+
+  test('reconcile is clean: our records agree with the (fake) Stripe objects', async () => {
+    await assertReconciled(t);
   });
 });
