@@ -275,8 +275,8 @@ async function run(argv: string[]): Promise<void> {
       options: { json: { type: 'boolean', default: false } },
       strict: true,
     });
-    const report = await withDb(config, (db) =>
-      reconcile({ db, processor: processorFor(config, db, systemClock), clock: systemClock, config }),
+    const report = await withDb(config, async (db) =>
+      reconcile({ db, processor: await processorFor(config, db, systemClock), clock: systemClock, config }),
     );
     const { ok, checked, mismatches } = report;
     print(values.json ?? false, { ok, checked, mismatches }, reconcileLines(report));

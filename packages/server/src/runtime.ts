@@ -105,7 +105,7 @@ export async function openRuntime(
       : new MemoryCounterStore(() => clock.now()),
     redis,
     mailer,
-    processor: options.processor ?? processorFor(config, db, clock),
+    processor: options.processor ?? (await processorFor(config, db, clock)),
     faults: {
       reach(point) {
         if (point !== config.crashAt) return;
