@@ -92,7 +92,8 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
     card_last4 = ?, decline_code = null, error = null, updated_at = ? where id = ? and state = 'started'`);
   const movePaid = db.prepare(`update members set status = 'paid', updated_at = ?, failure = null,
     paying_attempt_id = null where id = ? and status = 'pending' and paying_attempt_id = ?`);
-  const insertLines = db.prepare(`insert into ledger_lines (id, entry_id, kind, account, amount_cents, currency,
+  const insertLines =
+    db.prepare(`insert into ledger_lines (id, entry_id, kind, account, amount_cents, currency,
     merchant_id, session_id, member_id, attempt_id, created_at)
     values (?, ?, 'charge', 'payer_cards', ?, ?, ?, ?, ?, ?, ?),
       (?, ?, 'charge', 'session_funds', ?, ?, ?, ?, ?, ?, ?),
@@ -136,14 +137,17 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
     );
     if (startPaying.run(attemptId, now, member.id).changes !== 1) throw new Refused('payment_in_progress');
     const recoverAt = now + RECOVERY_AFTER_MS;
-    if (session.settle_after === null || session.settle_after > recoverAt) schedule.run(recoverAt, session.id);
+    if (session.settle_after === null || session.settle_after > recoverAt)
+      schedule.run(recoverAt, session.id);
     return { session, member, attemptId, key, fee, now };
   });
 
-  const charge = db.transaction((key: string, id: string, amount: number, currency: string, outcome: string) => {
-    const now = Date.now();
-    insertOperation.run(key, id, amount, currency, outcome, now, now);
-  });
+  const charge = db.transaction(
+    (key: string, id: string, amount: number, currency: string, outcome: string) => {
+      const now = Date.now();
+      insertOperation.run(key, id, amount, currency, outcome, now, now);
+    },
+  );
 
   const record = db.transaction((c: Claimed, chargeId: string, brand: string, last4: string) => {
     const now = Date.now();
@@ -216,7 +220,12 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
     const last4 = digits.slice(-4);
     const chargeId = ids.sandboxCharge();
     const amount = claimed.member.amount_cents + claimed.fee;
-    const outcome = { status: 'succeeded', processorId: chargeId, amountCents: amount, card: { brand, last4 } };
+    const outcome = {
+      status: 'succeeded',
+      processorId: chargeId,
+      amountCents: amount,
+      card: { brand, last4 },
+    };
     charge(claimed.key, chargeId, amount, claimed.session.currency, JSON.stringify({ outcome }));
     const session = record(claimed, chargeId, brand, last4);
 
@@ -243,7 +252,8 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
 
   // Set-up, not measured: open sessions with their groups, as the service's create and group set-up
   // leave them. Answers the share ids, session by session.
-  const insertSession = db.prepare(`insert into sessions (id, merchant_id, status, cart, currency, total_cents,
+  const insertSession =
+    db.prepare(`insert into sessions (id, merchant_id, status, cart, currency, total_cents,
       order_ref, group_id, group_mode, group_config, group_set_up_at, customer, success_url, cancel_url,
       webhook_url, embed_origins, organizer_token_hash, group_token, merchant_fee_ppm, consumer_fee_ppm,
       created_at, updated_at, expires_at, closed_at) values (?, ?, 'pending', ?, ?, ?, ?, ?, 'custom', ?, ?,
@@ -279,7 +289,18 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
       for (let m = 0; m < members; m++) {
         const shareId = ids.share();
         const amount = m === 0 ? cart.total - each * (members - 1) : each;
-        insertMember.run(ids.member(), id, merchantId, m, `Member ${m}`, amount, shareId, m === 0 ? 1 : 0, now, now);
+        insertMember.run(
+          ids.member(),
+          id,
+          merchantId,
+          m,
+          `Member ${m}`,
+          amount,
+          shareId,
+          m === 0 ? 1 : 0,
+          now,
+          now,
+        );
         shares.push(shareId);
       }
     }

@@ -30,7 +30,11 @@ export class SharePool {
 }
 
 async function post(url: string, method: string, headers: Record<string, string>, body: string) {
-  const response = await fetch(url, { method, headers: { 'content-type': 'application/json', ...headers }, body });
+  const response = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  });
   const text = await response.text();
   if (!response.ok) throw new Error(`seeding: ${method} ${url} answered ${response.status}: ${text}`);
   return JSON.parse(text) as Record<string, unknown>;
@@ -75,7 +79,11 @@ export async function seedService(
 export async function seedReference(baseUrl: string, sessions: number): Promise<string[]> {
   const shares: string[] = [];
   for (let done = 0; done < sessions; done += 100) {
-    const body = JSON.stringify({ sessions: Math.min(100, sessions - done), members: GROUP_SIZE, cart: benchCart() });
+    const body = JSON.stringify({
+      sessions: Math.min(100, sessions - done),
+      members: GROUP_SIZE,
+      cart: benchCart(),
+    });
     shares.push(...((await post(`${baseUrl}/bench/seed`, 'POST', {}, body)).shares as string[]));
   }
   return shares;
