@@ -1,5 +1,14 @@
 // The part of autocannon's API the benchmark uses (the package ships no types).
 declare module 'autocannon' {
+  /** One request as autocannon builds it; setupRequest answers it changed, before each send. */
+  export interface RequestParams {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    setupRequest?: (request: RequestParams, context: Record<string, unknown>) => RequestParams;
+  }
+
   export interface Options {
     url: string;
     connections?: number;
@@ -9,6 +18,8 @@ declare module 'autocannon' {
     body?: string;
     timeout?: number;
     title?: string;
+    /** Sent in turn by each connection, each built on the options above. */
+    requests?: RequestParams[];
   }
 
   export interface Histogram {

@@ -2,7 +2,7 @@
 // order_ref) signed with the merchant's cart signing secret. autocannon sends it unchanged every time.
 import { type Cart, signCart } from '@group-checkout/node';
 
-function benchCart(): Cart {
+export function benchCart(): Cart {
   const items = [
     {
       id: 'sku-tee-blue-m',
@@ -23,7 +23,7 @@ function benchCart(): Cart {
 }
 
 /** The JSON body of POST /v1/sessions (and of the reference server's POST). */
-export function sessionBody(signingSecret: string): string {
+export function sessionBody(signingSecret: string, extra: Record<string, unknown> = {}): string {
   const cart = benchCart();
-  return JSON.stringify({ cart, signature: signCart(cart, signingSecret) });
+  return JSON.stringify({ cart, signature: signCart(cart, signingSecret), ...extra });
 }

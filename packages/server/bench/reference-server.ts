@@ -6,13 +6,15 @@
 // With BENCH_REFERENCE_MODE=full it writes instead what the service's create writes, on the service's
 // own schema (its migrations): the session, the organizer member and the group.created outbox event in
 // one transaction, after the same created_at read. Still with raw prepared statements and no auth,
-// validation, query builder or logging: the floor for a transactional create on this machine.
+// validation, query builder or logging: the floor for a transactional create on this machine. The full
+// mode also serves the same-writes reference for paying a share (reference-pay.ts), on the same database.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type Cart, canonicalCart } from '@group-checkout/node';
 import SQLite from 'better-sqlite3';
 import Fastify from 'fastify';
 import { openDb } from '../src/store/db.ts';
 import { migrateToLatest } from '../src/store/migrations/index.ts';
+import { registerPay } from './reference-pay.ts';
 
 const port = Number(process.env.PORT);
 const dbFile = process.env.BENCH_REFERENCE_DB;
@@ -127,6 +129,7 @@ const key = Buffer.from(signingSecret, 'utf8');
 const HEX = /^[0-9a-f]{64}$/i;
 
 const app = Fastify({ logger: false });
+if (full) registerPay(app, db, 'm');
 app.post('/v1/sessions', async (request, reply) => {
   const body = request.body as { cart?: Cart; signature?: unknown } | null;
   const cart = body?.cart;

@@ -6,12 +6,13 @@
 // BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn) for the service, BENCH_CPU_PROF=1 to write a V8 CPU
 // profile of the service to data/bench-prof/ (summarize it with profile-summary.ts), BENCH_ONLY=name,…
 // to run some of the measurements (hello, merchants-me, reference, reference-full, sessions-create,
-// session-get).
+// session-get, reference-pay, share-pay), BENCH_PAY_RATE (3000): the most req/s a pay target is expected
+// to reach, which sizes the shares made for it beforehand.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon, { type Result } from 'autocannon';
+import autocannon, { type RequestParams, type Result } from 'autocannon';
 import { DEFAULT_RATE_LIMITS } from '../src/config.ts';
 import { sessionBody } from './cart.ts';
 import {
@@ -24,6 +25,7 @@ import {
   stopChildren,
   waitReady,
 } from './children.ts';
+import { GROUP_SIZE, PAY_BODY, SharePool, seedReference, seedService } from './shares.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const BENCH = fileURLToPath(new URL('./', import.meta.url));
@@ -42,6 +44,8 @@ const SECONDS = envNumber('BENCH_SECONDS', 10);
 const WARMUP_SECONDS = envNumber('BENCH_WARMUP_SECONDS', 2);
 const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 50);
 const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
+const PAY_RATE = envNumber('BENCH_PAY_RATE', 3000);
+const selected = (name: string) => ONLY.length === 0 || ONLY.includes(name);
 
 /** Variables of the service that would change what is measured; the children never inherit them. */
 const SERVICE_VARIABLES = [
@@ -72,6 +76,8 @@ interface Target {
   path: string;
   headers: Record<string, string>;
   body?: string;
+  /** A path per request (each pays another share), instead of `path` every time. */
+  pool?: SharePool;
 }
 
 interface Measurement {
@@ -93,6 +99,8 @@ interface Measurement {
   clientCpu: number;
   /** Server CPU time per answered request, microseconds. */
   serverCpuMicrosPerRequest: number | null;
+  /** Pay targets: shares taken (check, warm-up, measurement) and shares made for the target. */
+  shares?: { used: number; made: number };
 }
 
 interface Ratio {
@@ -105,13 +113,19 @@ interface Ratio {
 
 const RATIOS: Ratio[] = [
   { name: 'merchants/me ÷ hello', numerator: 'merchants-me', denominator: 'hello', target: 0.5 },
-  { name: 'POST sessions ÷ reference', numerator: 'sessions-create', denominator: 'reference', target: 0.85 },
-  { name: 'GET session ÷ hello', numerator: 'session-get', denominator: 'hello', target: 0.45 },
-  // Information, no goal: against a bare server doing the same transactional writes (docs/benchmarks.md).
   {
     name: 'POST sessions ÷ same writes',
     numerator: 'sessions-create',
     denominator: 'reference-full',
+    target: 0.8,
+  },
+  { name: 'GET session ÷ hello', numerator: 'session-get', denominator: 'hello', target: 0.45 },
+  { name: 'pay share ÷ same writes', numerator: 'share-pay', denominator: 'reference-pay', target: 0.8 },
+  // Information, no goal: against a bare server writing one row, the old goal's baseline (docs/benchmarks.md).
+  {
+    name: 'POST sessions ÷ one-row ref.',
+    numerator: 'sessions-create',
+    denominator: 'reference',
     target: null,
   },
 ];
@@ -122,6 +136,8 @@ interface RatioResult extends Ratio {
   pass: boolean | null;
   /** The same comparison by server CPU per request: steadier when the client or a neighbour is the limit. */
   cpuValue: number | null;
+  /** A side answered something else than 2xx: its req/s are not successes, so there is no ratio. */
+  invalid: boolean;
 }
 
 interface Environment {
@@ -236,6 +252,21 @@ async function main(): Promise<void> {
     Child,
     Child,
   ];
+
+  // Pending shares for the pay targets, as many on both servers: enough for the check, the warm-up and
+  // the measurement at PAY_RATE, with a margin.
+  const groups = Math.ceil((PAY_RATE * (SECONDS + WARMUP_SECONDS + 1) * 1.2) / GROUP_SIZE);
+  const payTargets = ['share-pay', 'reference-pay'].filter(selected);
+  let servicePool = new SharePool([]);
+  let referencePool = new SharePool([]);
+  if (payTargets.length > 0) {
+    process.stderr.write(`bench: making ${groups} groups of ${GROUP_SIZE} shares on each server …
+`);
+    [servicePool, referencePool] = await Promise.all([
+      seedService(`http://127.0.0.1:${servicePort}`, createHeaders, merchant.signing_secret, groups),
+      seedReference(`http://127.0.0.1:${referenceFullPort}`, groups),
+    ]).then(([a, b]) => [new SharePool(a), new SharePool(b)]);
+  }
   const targets: Target[] = [
     { name: 'hello', label: 'hello (bare Fastify)', server: hello, method: 'GET', path: '/', headers: {} },
     {
@@ -281,6 +312,26 @@ async function main(): Promise<void> {
       path: `/v1/sessions/${sessionId}`,
       headers: secretHeaders,
     },
+    {
+      name: 'reference-pay',
+      label: 'same-writes reference pay (bare)',
+      server: referenceFull,
+      method: 'POST',
+      path: '/api/v1/shares/{id}/pay',
+      headers: { 'content-type': 'application/json' },
+      body: PAY_BODY,
+      pool: referencePool,
+    },
+    {
+      name: 'share-pay',
+      label: 'POST /shares/{id}/pay',
+      server: service,
+      method: 'POST',
+      path: '/api/v1/shares/{id}/pay',
+      headers: { 'content-type': 'application/json' },
+      body: PAY_BODY,
+      pool: servicePool,
+    },
   ];
 
   process.stderr.write(
@@ -288,20 +339,24 @@ async function main(): Promise<void> {
   );
   const measurements: Measurement[] = [];
   for (const target of targets) {
-    if (ONLY.length > 0 && !ONLY.includes(target.name)) continue;
+    if (!selected(target.name)) continue;
     measurements.push(await measure(target));
   }
 
   const ratios = RATIOS.map((ratio): RatioResult => {
     const top = measurements.find((m) => m.name === ratio.numerator);
     const bottom = measurements.find((m) => m.name === ratio.denominator);
+    const failed = (m: Measurement | undefined) => m !== undefined && m.non2xx + m.errors + m.timeouts > 0;
+    const invalid = failed(top) || failed(bottom);
     const value =
-      top && bottom && bottom.requestsPerSecond > 0 ? top.requestsPerSecond / bottom.requestsPerSecond : null;
+      top && bottom && bottom.requestsPerSecond > 0 && !invalid
+        ? top.requestsPerSecond / bottom.requestsPerSecond
+        : null;
     const cost = (m: Measurement | undefined) => m?.serverCpuMicrosPerRequest ?? null;
     const [topCost, bottomCost] = [cost(top), cost(bottom)];
-    const cpuValue = topCost && bottomCost ? bottomCost / topCost : null;
+    const cpuValue = topCost && bottomCost && !invalid ? bottomCost / topCost : null;
     const pass = value === null || ratio.target === null ? null : value >= ratio.target;
-    return { ...ratio, value, pass, cpuValue };
+    return { ...ratio, value, pass, cpuValue, invalid };
   });
 
   const environment: Environment = {
@@ -347,15 +402,21 @@ async function check(
 }
 
 async function measure(target: Target): Promise<Measurement> {
-  const url = `http://127.0.0.1:${target.server.port}${target.path}`;
+  const base = `http://127.0.0.1:${target.server.port}`;
+  const url = `${base}${target.path}`;
+  const { pool } = target;
   const request = {
-    url,
+    url: pool ? base : url,
     method: target.method,
     headers: target.headers,
     body: target.body,
     connections: CONNECTIONS,
+    // Each request takes the next share (autocannon builds the request again before each send).
+    ...(pool && {
+      requests: [{ setupRequest: (req: RequestParams) => ({ ...req, path: pool.path() }) }],
+    }),
   };
-  await check(url, target.method, target.headers, target.body);
+  await check(pool ? `${base}${pool.path()}` : url, target.method, target.headers, target.body);
   if (WARMUP_SECONDS > 0) await autocannon({ ...request, duration: WARMUP_SECONDS });
   process.stderr.write(`bench: ${target.label} …\n`);
   const serverBefore = cpuSeconds(target.server);
@@ -386,6 +447,7 @@ async function measure(target: Target): Promise<Measurement> {
     clientCpu: (client.user + client.system) / 1e6 / elapsed,
     serverCpuMicrosPerRequest:
       serverSeconds === null || answered === 0 ? null : (serverSeconds * 1e6) / answered,
+    ...(pool && { shares: { used: pool.used, made: pool.size } }),
   };
 }
 
@@ -430,12 +492,33 @@ function printReport(environment: Environment, measurements: Measurement[], rati
           `(status codes ${JSON.stringify(m.statusCodes)}); its numbers are not comparable`,
       );
     }
+    if (m.shares && m.shares.used > m.shares.made) {
+      out.push(
+        `WARNING: ${m.label}: ran out of shares (${m.shares.made} made, ${m.shares.used} wanted): ` +
+          'raise BENCH_PAY_RATE',
+      );
+    }
+  }
+  const pays = measurements.filter((m) => m.shares);
+  if (pays.length > 0) {
+    out.push(
+      `pay targets: every request pays another pending share of a group of ${GROUP_SIZE} (1 in ${GROUP_SIZE} ` +
+        'is the last share: the service then funds the session); non-2xx must be 0; shares used ' +
+        pays.map((m) => `${m.name} ${m.shares?.used}/${m.shares?.made}`).join(', '),
+    );
   }
   out.push('');
   for (const r of ratios) {
     const value = r.value === null ? 'n/a' : r.value.toFixed(2);
-    const verdict =
-      r.target === null ? 'information' : r.pass === null ? 'not measured' : r.pass ? 'PASS' : 'FAIL';
+    const verdict = r.invalid
+      ? 'INVALID: non-2xx answers'
+      : r.target === null
+        ? 'information'
+        : r.pass === null
+          ? 'not measured'
+          : r.pass
+            ? 'PASS'
+            : 'FAIL';
     const byCpu = r.cpuValue === null ? '' : `   (by server CPU per request: ${r.cpuValue.toFixed(2)})`;
     out.push(
       `${r.name.padEnd(28)} ${value.padStart(5)}   ${r.target === null ? 'no target    ' : `target ≥ ${r.target.toFixed(2)}`}   ${verdict}${byCpu}`,
@@ -443,7 +526,9 @@ function printReport(environment: Environment, measurements: Measurement[], rati
   }
   const missed = ratios.filter((r) => r.pass === false).length;
   const measured = ratios.filter((r) => r.pass !== null).length;
+  const invalid = ratios.filter((r) => r.invalid).length;
   out.push('');
+  if (invalid > 0) out.push(`${invalid} ratio(s) INVALID: a side answered non-2xx (see the warnings above)`);
   if (measured === 0) out.push('no ratio measured (BENCH_ONLY)');
   else
     out.push(

@@ -1,0 +1,310 @@
+// The same-writes reference for POST /api/v1/shares/{shareId}/pay (sandbox, capture immediate), mounted
+// by reference-server.ts in its full mode: bare Fastify doing the service's writes for a paid share, on
+// the service's schema, with raw better-sqlite3 prepared statements, in the service's shape: two
+// transactions around a "processor" step that writes its own sandbox_operations row in a transaction
+// of its own.
+//
+//   claim:     select the member by share; lock the session (update updated_at, returning the row);
+//              insert the attempt; mark the member paying; set settle_after (recovery)
+//   processor: insert the sandbox_operations row
+//   record:    lock the session; settle the attempt; move the member to paid; 3 ledger lines; the
+//              group.share_paid event; settle_after
+//
+// The card is checked as the service checks it (domain/card.ts) and the ids come from the service's
+// generator. It keeps no checks the service makes beyond those (a share not pending, a payment in
+// flight, a closed session: 409), reads nothing the brief above does not list, and never funds a
+// session (the last share of a group is paid like any other). The event's running totals (paid
+// amount, charge ids) are kept in memory per session instead of being read back: the payload written
+// is the service's, at no read cost. POST /bench/seed makes the sessions and groups to pay.
+import type { Cart } from '@group-checkout/node';
+import type SQLite from 'better-sqlite3';
+import type { FastifyInstance } from 'fastify';
+import { cardBrand, checkCard, normalizeCardNumber } from '../src/domain/card.ts';
+import { ids } from '../src/ids.ts';
+
+/** What a seeded group looks like: one session of `members` shares, split as run.ts splits it. */
+interface SeedBody {
+  sessions: number;
+  members: number;
+  cart: Cart;
+}
+
+interface SessionRow {
+  id: string;
+  merchant_id: string;
+  status: string;
+  cart: string;
+  currency: string;
+  total_cents: number;
+  order_ref: string | null;
+  consumer_fee_ppm: number;
+  expires_at: number;
+  settle_after: number | null;
+}
+
+interface MemberRow {
+  id: string;
+  session_id: string;
+  name: string;
+  amount_cents: number;
+  share_id: string;
+  status: string;
+  paying_attempt_id: string | null;
+  failure: string | null;
+}
+
+interface PayBody {
+  card?: { number?: unknown; exp_month?: unknown; exp_year?: unknown; cvc?: unknown };
+}
+
+const RECOVERY_AFTER_MS = 90_000;
+const GROUP_CONFIG = JSON.stringify({
+  minSize: 2,
+  maxSize: 50,
+  defaultMode: 'equal',
+  allowedModes: ['equal', 'itemized', 'custom', 'percentage', 'host-pays'],
+  expiryHours: 48,
+  capture: 'immediate',
+});
+
+/** round_half_up(share × ppm / 1e6), as domain/fees.ts. */
+const feeFor = (cents: number, ppm: number) => Math.floor((cents * ppm + 500_000) / 1_000_000);
+
+class Refused extends Error {}
+
+export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantId: string): void {
+  const findMember = db.prepare('select * from members where share_id = ?');
+  const lockOpen = db.prepare(
+    `update sessions set updated_at = ? where id = ? and status = 'pending' and expires_at > ? returning *`,
+  );
+  const insertAttempt = db.prepare(`insert into attempts (id, idempotency_key, kind, merchant_id, session_id,
+    member_id, target_id, amount_cents, fee_cents, currency, payment_method, state, processor_id, card_brand,
+    card_last4, decline_code, error, created_at, updated_at)
+    values (?, ?, 'charge', ?, ?, ?, null, ?, ?, ?, null, 'started', null, null, null, null, null, ?, ?)`);
+  const startPaying = db.prepare(`update members set paying_attempt_id = ?, updated_at = ?
+    where id = ? and status = 'pending' and paying_attempt_id is null`);
+  const schedule = db.prepare('update sessions set settle_after = ? where id = ?');
+  const insertOperation = db.prepare(`insert into sandbox_operations (idempotency_key, id, kind, target_id,
+    amount_cents, currency, state, outcome, created_at, updated_at)
+    values (?, ?, 'charge', null, ?, ?, 'succeeded', ?, ?, ?)`);
+  const lock = db.prepare('update sessions set updated_at = ? where id = ? returning *');
+  const settleAttempt = db.prepare(`update attempts set state = 'succeeded', processor_id = ?, card_brand = ?,
+    card_last4 = ?, decline_code = null, error = null, updated_at = ? where id = ? and state = 'started'`);
+  const movePaid = db.prepare(`update members set status = 'paid', updated_at = ?, failure = null,
+    paying_attempt_id = null where id = ? and status = 'pending' and paying_attempt_id = ?`);
+  const insertLines =
+    db.prepare(`insert into ledger_lines (id, entry_id, kind, account, amount_cents, currency,
+    merchant_id, session_id, member_id, attempt_id, created_at)
+    values (?, ?, 'charge', 'payer_cards', ?, ?, ?, ?, ?, ?, ?),
+      (?, ?, 'charge', 'session_funds', ?, ?, ?, ?, ?, ?, ?),
+      (?, ?, 'consumer_fee', 'consumer_fees', ?, ?, ?, ?, ?, ?, ?)`);
+  const insertEvent = db.prepare(`insert into events (id, merchant_id, session_id, type, payload, created_at)
+    values (?, ?, ?, 'group.share_paid', ?, ?)`);
+
+  /** Per session, what its events report: money taken so far and the charges that took it. */
+  const totals = new Map<string, { paid: number; charges: string[] }>();
+
+  interface Claimed {
+    session: SessionRow;
+    member: MemberRow;
+    attemptId: string;
+    key: string;
+    fee: number;
+    now: number;
+  }
+
+  const claim = db.transaction((shareId: string, now: number): Claimed => {
+    const member = findMember.get(shareId) as MemberRow | undefined;
+    if (!member) throw new Refused('share_not_found');
+    const session = lockOpen.get(now, member.session_id, now) as SessionRow | undefined;
+    if (!session) throw new Refused('session_not_pending');
+    if (member.status !== 'pending' || member.amount_cents === 0) throw new Refused('share_not_pending');
+    if (member.paying_attempt_id !== null) throw new Refused('payment_in_progress');
+    const fee = feeFor(member.amount_cents, session.consumer_fee_ppm);
+    const attemptId = ids.attempt();
+    const key = `gc_charge_${member.id}_1`;
+    insertAttempt.run(
+      attemptId,
+      key,
+      session.merchant_id,
+      session.id,
+      member.id,
+      member.amount_cents + fee,
+      fee,
+      session.currency,
+      now,
+      now,
+    );
+    if (startPaying.run(attemptId, now, member.id).changes !== 1) throw new Refused('payment_in_progress');
+    const recoverAt = now + RECOVERY_AFTER_MS;
+    if (session.settle_after === null || session.settle_after > recoverAt)
+      schedule.run(recoverAt, session.id);
+    return { session, member, attemptId, key, fee, now };
+  });
+
+  const charge = db.transaction(
+    (key: string, id: string, amount: number, currency: string, outcome: string) => {
+      const now = Date.now();
+      insertOperation.run(key, id, amount, currency, outcome, now, now);
+    },
+  );
+
+  const record = db.transaction((c: Claimed, chargeId: string, brand: string, last4: string) => {
+    const now = Date.now();
+    const session = lock.get(now, c.session.id) as SessionRow;
+    settleAttempt.run(chargeId, brand, last4, now, c.attemptId);
+    if (movePaid.run(now, c.member.id, c.attemptId).changes !== 1)
+      throw new Error(`member ${c.member.id} was not paying`);
+    const { merchant_id: merchant, id: sessionId, currency } = session;
+    const entry = ids.ledgerEntry();
+    const share = c.member.amount_cents;
+    const memberId = c.member.id;
+    insertLines.run(
+      ...[
+        [ids.ledgerLine(), entry, -(share + c.fee)],
+        [ids.ledgerLine(), entry, share],
+        [ids.ledgerLine(), entry, c.fee],
+      ].flatMap((line) => [...line, currency, merchant, sessionId, memberId, c.attemptId, now]),
+    );
+    const total = totals.get(sessionId) ?? { paid: 0, charges: [] };
+    totals.set(sessionId, total);
+    total.paid += share;
+    total.charges.push(chargeId);
+    const event = {
+      id: ids.event(),
+      type: 'group.share_paid',
+      timestamp: new Date(now).toISOString(),
+      data: {
+        session_id: sessionId,
+        order_ref: session.order_ref,
+        status: session.status,
+        total_cents: session.total_cents,
+        currency,
+        paid_amount: total.paid,
+        pending_amount: session.total_cents - total.paid,
+        charges: total.charges,
+        member: { id: memberId, name: c.member.name, amount_cents: share, status: 'paid' },
+      },
+    };
+    insertEvent.run(event.id, merchant, sessionId, JSON.stringify(event), now);
+    schedule.run(null, sessionId);
+    return session;
+  });
+
+  app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
+    const { shareId } = request.params as { shareId: string };
+    const card = (request.body as PayBody | null)?.card;
+    if (
+      !card ||
+      typeof card.number !== 'string' ||
+      typeof card.exp_month !== 'number' ||
+      typeof card.exp_year !== 'number' ||
+      typeof card.cvc !== 'string'
+    ) {
+      return reply.code(400).send({ error: 'card {number, exp_month, exp_year, cvc} is required' });
+    }
+    const fields = { number: card.number, expMonth: card.exp_month, expYear: card.exp_year, cvc: card.cvc };
+    const errors = checkCard(fields, new Date());
+    if (errors.length > 0) return reply.code(400).send({ error: errors[0] });
+
+    let claimed: Claimed;
+    try {
+      claimed = claim(shareId, Date.now());
+    } catch (error) {
+      if (error instanceof Refused) return reply.code(409).send({ error: error.message });
+      throw error;
+    }
+    // The processor: its own record in its own transaction (the test card 4242… always succeeds).
+    const digits = normalizeCardNumber(fields.number);
+    const brand = cardBrand(digits);
+    const last4 = digits.slice(-4);
+    const chargeId = ids.sandboxCharge();
+    const amount = claimed.member.amount_cents + claimed.fee;
+    const outcome = {
+      status: 'succeeded',
+      processorId: chargeId,
+      amountCents: amount,
+      card: { brand, last4 },
+    };
+    charge(claimed.key, chargeId, amount, claimed.session.currency, JSON.stringify({ outcome }));
+    const session = record(claimed, chargeId, brand, last4);
+
+    const cart = JSON.parse(session.cart) as Cart;
+    const member = claimed.member;
+    return {
+      request_id: ids.request(),
+      share_id: member.share_id,
+      session_id: session.id,
+      session_status: session.status,
+      merchant_name: 'Reference',
+      order_ref: session.order_ref,
+      currency: session.currency,
+      expires_at: new Date(session.expires_at).toISOString(),
+      member: { id: member.id, name: member.name, amount_cents: member.amount_cents, status: 'paid' },
+      consumer_fee_cents: claimed.fee,
+      amount_due_cents: amount,
+      capture: 'immediate',
+      failure: null,
+      payment: { id: chargeId, kind: 'charge', amount_cents: amount, card_brand: brand, card_last4: last4 },
+      cart: { items: cart.items, tax: cart.tax ?? 0, shipping: cart.shipping ?? 0, fees: cart.fees ?? [] },
+    };
+  });
+
+  // Set-up, not measured: open sessions with their groups, as the service's create and group set-up
+  // leave them. Answers the share ids, session by session.
+  const insertSession =
+    db.prepare(`insert into sessions (id, merchant_id, status, cart, currency, total_cents,
+      order_ref, group_id, group_mode, group_config, group_set_up_at, customer, success_url, cancel_url,
+      webhook_url, embed_origins, organizer_token_hash, group_token, merchant_fee_ppm, consumer_fee_ppm,
+      created_at, updated_at, expires_at, closed_at) values (?, ?, 'pending', ?, ?, ?, ?, ?, 'custom', ?, ?,
+      null, null, null, null, '[]', ?, ?, 20100, 10000, ?, ?, ?, null)`);
+  const insertMember = db.prepare(`insert into members (id, session_id, merchant_id, position, name, email,
+      amount_cents, basis_points, items, share_id, status, is_organizer, last_reminded_at, created_at, updated_at)
+      values (?, ?, ?, ?, ?, null, ?, null, null, ?, 'pending', ?, null, ?, ?)`);
+  const lastCreated = db.prepare('select max(created_at) from sessions where merchant_id = ?').pluck();
+  const seed = db.transaction((body: SeedBody): string[] => {
+    const shares: string[] = [];
+    const { cart, members } = body;
+    const each = Math.floor(cart.total / members);
+    // created_at is unique per merchant (the listing's order), as the service's create keeps it.
+    let now = Math.max(Date.now(), ((lastCreated.get(merchantId) as number | null) ?? 0) + 1);
+    for (let s = 0; s < body.sessions; s++, now++) {
+      const id = ids.session();
+      insertSession.run(
+        id,
+        merchantId,
+        JSON.stringify(cart),
+        cart.currency,
+        cart.total,
+        cart.metadata?.order_ref ?? null,
+        ids.group(),
+        GROUP_CONFIG,
+        now,
+        ids.organizerToken(),
+        ids.groupToken(),
+        now,
+        now,
+        now + 48 * 3_600_000,
+      );
+      for (let m = 0; m < members; m++) {
+        const shareId = ids.share();
+        const amount = m === 0 ? cart.total - each * (members - 1) : each;
+        insertMember.run(
+          ids.member(),
+          id,
+          merchantId,
+          m,
+          `Member ${m}`,
+          amount,
+          shareId,
+          m === 0 ? 1 : 0,
+          now,
+          now,
+        );
+        shares.push(shareId);
+      }
+    }
+    return shares;
+  });
+  app.post('/bench/seed', async (request) => ({ shares: seed(request.body as SeedBody) }));
+}
