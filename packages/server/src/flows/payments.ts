@@ -8,7 +8,7 @@ import { consumerFee } from '../domain/fees.ts';
 import { ServiceError } from '../errors.ts';
 import { ids } from '../ids.ts';
 import type { PaymentSource } from '../processor/types.ts';
-import { type Attempt, insertAttempt, listSessionAttempts } from '../store/attempts.ts';
+import { type Attempt, countMemberAttempts, insertAttempt } from '../store/attempts.ts';
 import { findMemberById, findMemberByShareId, type Member, startPaying } from '../store/members.ts';
 import {
   findSessionByIdUnscoped,
@@ -94,11 +94,11 @@ export async function payShare(
       throw new ServiceError('share_not_pending', { message: 'This share is 0: there is nothing to pay.' });
     const kind = session.groupConfig.capture === 'on_funded' ? 'authorize' : 'charge';
     const fee = consumerFee(member.amountCents, session.consumerFeePpm);
-    const earlier = (await listSessionAttempts(trx, session.id)).filter((a) => a.memberId === member.id);
+    const earlier = await countMemberAttempts(trx, session.id, member.id);
     const claimed: Attempt = {
       id: ids.attempt(),
       // The member and their try number: a second claim of the same try collides on the unique key.
-      key: `gc_${kind}_${member.id}_${earlier.length + 1}`,
+      key: `gc_${kind}_${member.id}_${earlier + 1}`,
       kind,
       merchantId: session.merchantId,
       sessionId: session.id,

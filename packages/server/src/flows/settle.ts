@@ -147,14 +147,13 @@ export async function recordOutcome<R>(
     const locked = await lockSession(trx, attempt.sessionId, now);
     if (!locked) throw new Error(`attempt ${attempt.id} names a session that does not exist`);
     let session = locked;
-    const wrote =
-      outcome.status !== 'unknown' && (await settleAttempt(trx, attempt.id, resultOf(outcome), now));
-    if (!wrote) {
+    const settled =
+      outcome.status === 'unknown' ? undefined : await settleAttempt(trx, attempt.id, resultOf(outcome), now);
+    if (!settled) {
       const state = await loadState(trx, session);
       const current = (await findAttempt(trx, attempt.id)) ?? attempt;
       return { ...state, attempt: current, recorded: false };
     }
-    const settled = (await findAttempt(trx, attempt.id)) as Attempt;
     const memberId = attempt.memberId;
     const events: EventType[] = [];
     /** A member not in the state its claim found is a bug: fail the record rather than book it. */

@@ -91,16 +91,16 @@ export interface AttemptResult {
 }
 
 /**
- * Writes the outcome of a started attempt; false when it was no longer started (another process, the
- * recovery, settled it first), in which case nothing is written.
+ * Writes the outcome of a started attempt and answers it as settled; undefined when it was no longer
+ * started (another process, the recovery, settled it first), in which case nothing is written.
  */
 export async function settleAttempt(
   trx: Transaction<Database>,
   attemptId: string,
   result: AttemptResult,
   now: number,
-): Promise<boolean> {
-  const updated = await trx
+): Promise<Attempt | undefined> {
+  const row = await trx
     .updateTable('attempts')
     .set({
       state: result.state,
@@ -113,8 +113,24 @@ export async function settleAttempt(
     })
     .where('id', '=', attemptId)
     .where('state', '=', 'started')
+    .returningAll()
     .executeTakeFirst();
-  return Number(updated.numUpdatedRows) === 1;
+  return row && toAttempt(row);
+}
+
+/** How many attempts the member has had so far (their next try's number is one more). */
+export async function countMemberAttempts(
+  db: Executor,
+  sessionId: string,
+  memberId: string,
+): Promise<number> {
+  const row = await db
+    .selectFrom('attempts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('session_id', '=', sessionId)
+    .where('member_id', '=', memberId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 export async function findAttempt(db: Executor, attemptId: string): Promise<Attempt | undefined> {
