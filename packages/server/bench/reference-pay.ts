@@ -5,17 +5,20 @@
 // of its own.
 //
 //   claim:     select the member by share; lock the session (update updated_at, returning the row);
-//              insert the attempt; mark the member paying; set settle_after (recovery)
-//   processor: insert the sandbox_operations row
+//              count the member's attempts (the try number); insert the attempt; mark the member
+//              paying; set settle_after (recovery)
+//   processor: read the sandbox_operations row by key (its idempotency), insert it
 //   record:    lock the session; settle the attempt; move the member to paid; 3 ledger lines; the
-//              group.share_paid event; settle_after
+//              group's paid total and shares still owing, and its charge ids (what the event reports
+//              and whether this payment funds the session); the last event's time (the outbox
+//              order); the group.share_paid event; settle_after
 //
 // The card is checked as the service checks it (domain/card.ts) and the ids come from the service's
 // generator. It keeps no checks the service makes beyond those (a share not pending, a payment in
 // flight, a closed session: 409), reads nothing the brief above does not list, and never funds a
-// session (the last share of a group is paid like any other). The event's running totals (paid
-// amount, charge ids) are kept in memory per session instead of being read back: the payload written
-// is the service's, at no read cost. POST /bench/seed makes the sessions and groups to pay.
+// session (the last share of a group is paid like any other). It reads, as aggregates, what the rules
+// need from the group under the session's lock (another process may have changed it): this is what a
+// hand-written pay path would do. POST /bench/seed makes the sessions and groups to pay.
 import type { Cart } from '@group-checkout/node';
 import type SQLite from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
@@ -101,8 +104,19 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
   const insertEvent = db.prepare(`insert into events (id, merchant_id, session_id, type, payload, created_at)
     values (?, ?, ?, 'group.share_paid', ?, ?)`);
 
-  /** Per session, what its events report: money taken so far and the charges that took it. */
-  const totals = new Map<string, { paid: number; charges: string[] }>();
+  const countAttempts = db
+    .prepare('select count(*) from attempts where session_id = ? and member_id = ?')
+    .pluck();
+  const findOperation = db.prepare('select * from sandbox_operations where idempotency_key = ?');
+  const groupTotals = db.prepare(`select
+      coalesce(sum(case when status in ('paid', 'authorized') then amount_cents else 0 end), 0) as paid,
+      coalesce(sum(case when amount_cents > 0 and (status <> 'paid' or paying_attempt_id is not null) then 1 else 0 end), 0) as owing
+    from members where session_id = ?`);
+  const chargeIds = db
+    .prepare(`select processor_id from attempts where session_id = ? and state = 'succeeded'
+      and kind in ('charge', 'capture') order by created_at, id`)
+    .pluck();
+  const lastEventAt = db.prepare('select max(created_at) from events where session_id = ?').pluck();
 
   interface Claimed {
     session: SessionRow;
@@ -122,7 +136,7 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
     if (member.paying_attempt_id !== null) throw new Refused('payment_in_progress');
     const fee = feeFor(member.amount_cents, session.consumer_fee_ppm);
     const attemptId = ids.attempt();
-    const key = `gc_charge_${member.id}_1`;
+    const key = `gc_charge_${member.id}_${(countAttempts.get(session.id, member.id) as number) + 1}`;
     insertAttempt.run(
       attemptId,
       key,
@@ -145,6 +159,7 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
   const charge = db.transaction(
     (key: string, id: string, amount: number, currency: string, outcome: string) => {
       const now = Date.now();
+      if (findOperation.get(key)) return;
       insertOperation.run(key, id, amount, currency, outcome, now, now);
     },
   );
@@ -166,10 +181,11 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
         [ids.ledgerLine(), entry, c.fee],
       ].flatMap((line) => [...line, currency, merchant, sessionId, memberId, c.attemptId, now]),
     );
-    const total = totals.get(sessionId) ?? { paid: 0, charges: [] };
-    totals.set(sessionId, total);
-    total.paid += share;
-    total.charges.push(chargeId);
+    const totals = groupTotals.get(sessionId) as { paid: number; owing: number };
+    // totals.owing === 0 is where the service funds the session: the read that decides it is made here
+    // too; funding itself is the 1-in-50 path the bench reports separately.
+    const total = { paid: totals.paid, charges: chargeIds.all(sessionId) as string[] };
+    const lastAt = lastEventAt.get(sessionId) as number | null;
     const event = {
       id: ids.event(),
       type: 'group.share_paid',
@@ -186,7 +202,7 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
         member: { id: memberId, name: c.member.name, amount_cents: share, status: 'paid' },
       },
     };
-    insertEvent.run(event.id, merchant, sessionId, JSON.stringify(event), now);
+    insertEvent.run(event.id, merchant, sessionId, JSON.stringify(event), Math.max(now, (lastAt ?? 0) + 1));
     schedule.run(null, sessionId);
     return session;
   });

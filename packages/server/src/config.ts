@@ -60,7 +60,8 @@ export interface Config {
   settleIntervalMs: number;
   /**
    * How long a processor call may stay unanswered before the recovery asks the processor what became of
-   * it (PAYMENT_RECOVERY_AFTER_MS, docs/decisions.md#payments); longer than any call's timeout.
+   * it (PAYMENT_RECOVERY_AFTER_MS, default 5 minutes, docs/decisions.md#payments); it must be longer than
+   * any call can take, so at least 2 minutes with Stripe.
    */
   paymentRecoveryAfterMs: number;
   /** Time a client has to send a request's headers, and the whole request, milliseconds (slow clients). */
@@ -80,6 +81,9 @@ export interface Config {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** Longer than the longest Stripe call (three tries of 30 s and their back-offs), with a margin. */
+const MIN_STRIPE_RECOVERY_AFTER_MS = 120_000;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -246,6 +250,13 @@ export function loadConfig(env: Env = process.env): Config {
   // Node refuses a headers timeout longer than the request's: both bound the same wait.
   if (headersTimeoutMs > requestTimeoutMs)
     throw new ConfigError('HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS');
+  const paymentRecoveryAfterMs = integer(env, 'PAYMENT_RECOVERY_AFTER_MS', 300_000, 100, 12 * 60 * 60 * 1000);
+  // Recovery must never overtake a call still running: a Stripe call may take three tries of 30 s.
+  if (stripeSecretKey && paymentRecoveryAfterMs < MIN_STRIPE_RECOVERY_AFTER_MS) {
+    throw new ConfigError(
+      `PAYMENT_RECOVERY_AFTER_MS must be at least ${MIN_STRIPE_RECOVERY_AFTER_MS} with STRIPE_SECRET_KEY: a Stripe call may run for about 92 s, and recovery must not overtake it`,
+    );
+  }
   const crashAt = env.SANDBOX_CRASH_AT || undefined;
   if (crashAt && serviceEnv !== 'sandbox')
     throw new ConfigError('SANDBOX_CRASH_AT is for crash tests in the sandbox; unset it in production');
@@ -271,7 +282,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 2000, 100, 60_000),
     settleIntervalMs: integer(env, 'SETTLE_INTERVAL_MS', 1000, 50, 60_000),
-    paymentRecoveryAfterMs: integer(env, 'PAYMENT_RECOVERY_AFTER_MS', 90_000, 100, 24 * 60 * 60 * 1000),
+    paymentRecoveryAfterMs,
     headersTimeoutMs,
     requestTimeoutMs,
     maxConnectionsPerIp: integer(env, 'MAX_CONNECTIONS_PER_IP', 256, 0, 1_000_000),

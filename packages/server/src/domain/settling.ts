@@ -106,6 +106,21 @@ export function owedWork(
   return work;
 }
 
+/** How long the recovery waits to ask again about a call it could not learn the outcome of. */
+const RECOVERY_RETRY_MS = 60_000;
+
+/**
+ * When the recovery should ask the processor about a started attempt: `recoveryAfterMs` after its claim,
+ * then a minute after each time it asked and learnt nothing (updated_at marks that).
+ */
+export function recoveryDueAt(
+  a: Pick<AttemptFacts, 'createdAt' | 'updatedAt'>,
+  recoveryAfterMs: number,
+): number {
+  const first = a.createdAt + recoveryAfterMs;
+  return a.updatedAt > a.createdAt ? Math.max(first, a.updatedAt + RECOVERY_RETRY_MS) : first;
+}
+
 /** When `work` may next be tried: never while a try is in flight, after a delay once a try failed. */
 export function workDueAt(work: Work, attempts: readonly AttemptFacts[], now: number): number {
   // One call at a time per member: a refund waits for a capture of the same share still with the processor.
@@ -132,7 +147,8 @@ export function nextSettleAt(
   recoveryAfterMs: number,
 ): number | null {
   let next = Number.POSITIVE_INFINITY;
-  for (const a of attempts) if (a.state === 'started') next = Math.min(next, a.createdAt + recoveryAfterMs);
+  for (const a of attempts)
+    if (a.state === 'started') next = Math.min(next, recoveryDueAt(a, recoveryAfterMs));
   for (const w of owedWork(session, members, attempts, now))
     next = Math.min(next, workDueAt(w, attempts, now));
   const closed = session.status === 'cancelled' || session.status === 'expired';

@@ -149,6 +149,23 @@ export async function recordAnswer<R>(
   }
 }
 
+/**
+ * Writes the 200 answer inside a transaction that records money that already moved: unlike recordAnswer,
+ * a claim taken over by a retry does not fail the transaction (the money moved whatever the answer);
+ * the answer is then simply not stored, and the retry's is the one that counts. Answers whether it was.
+ */
+export async function recordAnswerIfStillOurs<R>(
+  trx: Transaction<Database>,
+  spec: AnswerSpec<R> | undefined,
+  result: R,
+): Promise<boolean> {
+  if (!spec) return false;
+  return saveIdempotentResponse(trx, stored(spec.claim), {
+    statusCode: 200,
+    responseBody: seal(spec.claim, spec.render(result)),
+  });
+}
+
 /** Frees the key: the request was refused as sent, or failed on our side, and may be sent again. */
 export const releaseKey = (deps: Deps, claim: IdempotencyClaim) =>
   deleteIdempotencyKey(deps.db.kysely, stored(claim));

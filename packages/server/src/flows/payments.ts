@@ -16,9 +16,13 @@ import {
   type Session,
   scheduleSettling,
 } from '../store/sessions.ts';
-import type { AnswerSpec } from './idempotency.ts';
+import { type AnswerSpec, recordAnswerIfStillOurs } from './idempotency.ts';
 import { notOpen } from './sessions.ts';
 import { call, operationOf, type Recorded, recordOutcome, settleIfDue } from './settle.ts';
+
+const NOT_CONFIRMED =
+  'The payment processor did not confirm the payment in time. Do not pay again: the share will show as paid, or as pending if nothing was charged, within a few minutes.';
+const FAILED = 'The payment could not be processed and nothing was charged. Try again in a moment.';
 
 export interface PaidShare {
   session: Session;
@@ -108,6 +112,7 @@ export async function payShare(
       feeCents: fee,
       currency: session.currency,
       paymentMethod: 'paymentMethod' in source ? source.paymentMethod : null,
+      destination: null,
       state: 'started',
       processorId: null,
       cardBrand: null,
@@ -127,7 +132,7 @@ export async function payShare(
   });
 
   // 2. Call, with no transaction open. The card exists only in this request's memory.
-  const operation = { ...operationOf(attempt, null), source } as ReturnType<typeof operationOf>;
+  const operation = { ...operationOf(attempt), source } as ReturnType<typeof operationOf>;
   const outcome = await call(deps, operation);
   deps.faults.reach('payment-called');
 
@@ -147,15 +152,41 @@ export async function payShare(
         : undefined,
   });
   await settleIfDue(deps, recorded.session);
+  if (!recorded.recorded && outcome.status !== 'unknown') {
+    // The recovery settled this attempt first (this call outlived PAYMENT_RECOVERY_AFTER_MS). Its record
+    // stands; an outcome that disagrees with it is money the processor moved without our record, which
+    // reconcile reports, and an operator settles (docs/operations.md#money).
+    const kept = recorded.attempt.state;
+    const agrees = kept === (outcome.status === 'succeeded' ? 'succeeded' : outcome.status);
+    if (!agrees) {
+      deps.logger.error(
+        { attempt_id: attempt.id, recorded: kept, processor: outcome.status },
+        'a payment outcome arrived after the recovery recorded another one; run group-checkout reconcile',
+      );
+      throw new ServiceError('upstream_error', { message: NOT_CONFIRMED });
+    }
+    if (kept === 'succeeded') {
+      const paid = toPaid(recorded);
+      await deps.db.kysely.transaction().execute((trx) => recordAnswerIfStillOurs(trx, answer, paid));
+      return paid;
+    }
+  }
   if (outcome.status === 'unknown') {
-    throw new ServiceError('upstream_error', {
-      message:
-        'The payment processor did not confirm the payment in time. Do not pay again: the share will show as paid, or as pending if nothing was charged, within a few minutes.',
-    });
+    throw new ServiceError('upstream_error', { message: NOT_CONFIRMED });
   }
   if (outcome.status === 'declined')
     throw new ServiceError('card_declined', { message: outcome.message, declineCode: outcome.declineCode });
-  if (outcome.status === 'failed') throw new ServiceError('upstream_error', { message: outcome.message });
+  if (outcome.status === 'failed') {
+    if (outcome.reason === 'invalid_payment_method') {
+      throw new ServiceError('invalid_request', {
+        message:
+          'The payment method cannot be used (it is unknown, or was used already): make a new one on the page and pay again.',
+      });
+    }
+    // The processor's own words stay in the log: they are for us, not for the payer.
+    deps.logger.warn({ attempt_id: attempt.id, error: outcome.message }, 'payment failed at the processor');
+    throw new ServiceError('upstream_error', { message: FAILED });
+  }
   if (recorded.session.status === 'cancelled' || recorded.session.status === 'expired') {
     // The session closed while the card was being charged: the payment is refunded (or its hold let go).
     throw new ServiceError('session_not_pending', {

@@ -48,7 +48,7 @@ export type ReconcileDeps = Pick<Deps, 'db' | 'processor' | 'clock'> & {
 
 type ProcessorRecord = NonNullable<Awaited<ReturnType<Deps['processor']['lookup']>>>;
 
-/** Used when deps carry no config: as PAYMENT_RECOVERY_AFTER_MS defaults. */
+/** Used when deps carry no config: twice PAYMENT_RECOVERY_AFTER_MS's default, so a call in flight is not named. */
 const DEFAULT_RECOVERY_AFTER_MS = 10 * 60_000;
 const PAGE = 200;
 

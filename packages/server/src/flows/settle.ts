@@ -22,6 +22,7 @@ import {
   isFullyPaid,
   nextSettleAt,
   owedWork,
+  recoveryDueAt,
   triesOf,
   type Work,
   workDueAt,
@@ -38,6 +39,7 @@ import {
   insertAttempt,
   listSessionAttempts,
   settleAttempt,
+  touchStartedAttempt,
 } from '../store/attempts.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { insertLedgerLines, listSessionLedgerLines } from '../store/ledger.ts';
@@ -52,7 +54,7 @@ import {
   type Session,
   scheduleSettling,
 } from '../store/sessions.ts';
-import { type AnswerSpec, recordAnswer } from './idempotency.ts';
+import { type AnswerSpec, recordAnswerIfStillOurs } from './idempotency.ts';
 
 /** The session, its members and its attempts, as one transaction left them. */
 export interface MoneyState {
@@ -182,9 +184,11 @@ export async function recordOutcome<R>(
             attempt.kind === 'charge' ? chargeEntry(money) : authorizeEntry(money),
             now,
           );
-          if (open) events.push('group.share_paid');
+          // Reported even when the session closed meanwhile: its refund, reported next, then makes sense.
+          events.push('group.share_paid');
         } else {
-          await stopPaying(trx, id, attempt.id, settled.error, now);
+          // A decline says why, for the payer's page; a processing error is nobody's fault to show.
+          await stopPaying(trx, id, attempt.id, outcome.status === 'declined' ? settled.error : null, now);
         }
         break;
       }
@@ -239,7 +243,8 @@ export async function recordOutcome<R>(
     session = await schedule(deps, trx, session, members, attempts, now);
     const recorded: Recorded = { session, members, attempts, attempt: settled, recorded: true };
     const result = answer?.of(recorded);
-    if (answer && result !== undefined) await recordAnswer(trx, answer.spec, result);
+    // The money moved whatever becomes of the answer: a claim taken over meanwhile must not undo its record.
+    if (answer && result !== undefined) await recordAnswerIfStillOurs(trx, answer.spec, result);
     return recorded;
   });
 }
@@ -356,7 +361,7 @@ export async function settleClosing(
 }
 
 /** The operation an attempt stands for, as the processor is sent it (again, for recovery). */
-export function operationOf(attempt: Attempt, destination: string | null): Operation {
+export function operationOf(attempt: Attempt): Operation {
   const common = { key: attempt.key, sessionId: attempt.sessionId };
   switch (attempt.kind) {
     case 'charge':
@@ -387,7 +392,7 @@ export function operationOf(attempt: Attempt, destination: string | null): Opera
         kind: 'transfer',
         amountCents: attempt.amountCents,
         currency: attempt.currency,
-        destination,
+        destination: attempt.destination,
       };
   }
 }
@@ -400,13 +405,6 @@ export async function call(deps: Deps, operation: Operation): Promise<Outcome> {
     deps.logger.warn({ err: error, kind: operation.kind, key: operation.key }, 'processor call failed');
     return { status: 'unknown', message: error instanceof Error ? error.message : String(error) };
   }
-}
-
-/** The merchant's connected account, where transfers go (null in the sandbox without one). */
-async function destinationOf(deps: Deps, session: Session): Promise<string | null> {
-  return (
-    (await findMerchantById(deps.db.kysely, deps.db.secrets, session.merchantId))?.processorAccountId ?? null
-  );
 }
 
 /**
@@ -448,6 +446,10 @@ async function claimWork(
         feeCents: still.kind === 'transfer' ? 0 : still.payment.feeCents,
         currency: session.currency,
         paymentMethod: null,
+        destination:
+          still.kind === 'transfer'
+            ? ((await findMerchantById(trx, deps.db.secrets, session.merchantId))?.processorAccountId ?? null)
+            : null,
         state: 'started',
         processorId: null,
         cardBrand: null,
@@ -480,28 +482,24 @@ async function transferAmount(trx: Transaction<Database>, session: Session): Pro
 }
 
 /** Asks the processor what became of calls left unanswered past the recovery delay, and records it. */
-async function recoverStale(
-  deps: Deps,
-  session: Session,
-  attempts: Attempt[],
-  now: number,
-): Promise<boolean> {
+async function recoverStale(deps: Deps, attempts: Attempt[], now: number): Promise<boolean> {
   let progressed = false;
   for (const a of attempts) {
-    if (a.state !== 'started' || a.createdAt + deps.config.paymentRecoveryAfterMs > now) continue;
-    const destination = a.kind === 'transfer' ? await destinationOf(deps, session) : null;
+    if (a.state !== 'started' || recoveryDueAt(a, deps.config.paymentRecoveryAfterMs) > now) continue;
     let outcome: Outcome | undefined;
     try {
-      outcome = await deps.processor.retrieve(operationOf(a, destination));
+      outcome = await deps.processor.retrieve(operationOf(a));
     } catch (error) {
       outcome = { status: 'unknown', message: error instanceof Error ? error.message : String(error) };
     }
     // Never received: it certainly did nothing, and the work (if still owed) is claimed again.
     outcome ??= { status: 'failed', message: 'The processor never received this request; nothing moved.' };
     if (outcome.status === 'unknown') {
+      // Asked again a minute later, not at every round: the processor is unreachable or undecided.
+      await touchStartedAttempt(deps.db.kysely, a.id, now);
       deps.logger.warn(
-        { attempt_id: a.id, session_id: a.sessionId },
-        'recovery could not reach the processor',
+        { attempt_id: a.id, session_id: a.sessionId, error: outcome.message },
+        'recovery could not learn the outcome; asking again later',
       );
       continue;
     }
@@ -527,7 +525,7 @@ export async function settleSession(deps: Deps, sessionId: string): Promise<void
     const members = await listMembers(deps.db.kysely, sessionId);
     const attempts = await listSessionAttempts(deps.db.kysely, sessionId);
     const now = deps.clock.now();
-    if (await recoverStale(deps, session, attempts, now)) continue;
+    if (await recoverStale(deps, attempts, now)) continue;
     const due = owedWork(facts(session), members, attempts, now).filter(
       (w) => workDueAt(w, attempts, now) <= now,
     );
@@ -541,8 +539,7 @@ export async function settleSession(deps: Deps, sessionId: string): Promise<void
     for (const work of due) {
       const claimed = await claimWork(deps, sessionId, work);
       if (!claimed) continue;
-      const destination = work.kind === 'transfer' ? await destinationOf(deps, claimed.session) : null;
-      const outcome = await call(deps, operationOf(claimed.attempt, destination));
+      const outcome = await call(deps, operationOf(claimed.attempt));
       deps.faults.reach(`${work.kind}-called`);
       if (outcome.status === 'failed' || outcome.status === 'declined')
         deps.logger.warn(

@@ -151,7 +151,13 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
      * After 24 hours Stripe may have forgotten the key and would run the request a second time: recover
      * attempts well within the day.
      */
-    retrieve: (operation: Operation) => perform(processor, operation),
+    retrieve: async (operation: Operation) => {
+      const outcome = await perform(processor, operation);
+      // Our credentials refused now (a key rolled since, say) tell nothing about the first request.
+      if (outcome.status === 'failed' && outcome.reason === 'not_allowed')
+        return { status: 'unknown', message: outcome.message };
+      return outcome;
+    },
     lookup: (kind, processorId) => lookup(stripe, kind, processorId),
   };
   return processor;
@@ -237,15 +243,28 @@ function errorOutcome(error: unknown): Outcome {
   if (error instanceof errors.StripeCardError) {
     return cardRefusal(error.code, error.decline_code, error.message, cardOf(error.payment_method));
   }
+  // 409 (the key in use by a request still running, a lock timeout) and 429: the request with this key
+  // may yet run, or may have run; it is not a refusal.
+  const statusCode = error instanceof errors.StripeError ? error.statusCode : undefined;
+  if (statusCode === 409 || statusCode === 429) {
+    return { status: 'unknown', message: `Stripe answered ${statusCode}: ${(error as Error).message}` };
+  }
+  if (error instanceof errors.StripeAuthenticationError || error instanceof errors.StripePermissionError) {
+    return {
+      status: 'failed',
+      reason: 'not_allowed',
+      message: `Stripe refused our credentials: ${error.message}`,
+    };
+  }
   // 4xx but a card error: Stripe refused the request and certainly did nothing. A reused key with other
   // parameters (StripeIdempotencyError) is not one of these: the first request may have run.
-  if (
-    error instanceof errors.StripeInvalidRequestError ||
-    error instanceof errors.StripeAuthenticationError ||
-    error instanceof errors.StripePermissionError
-  ) {
+  if (error instanceof errors.StripeInvalidRequestError) {
     const code = error.code ? ` (${error.code})` : '';
-    return { status: 'failed', message: `Stripe refused the request${code}: ${error.message}` };
+    const message = `Stripe refused the request${code}: ${error.message}`;
+    // The payer's PaymentMethod is unknown or used up: theirs to replace, not a fault of ours.
+    if (error.param?.startsWith('payment_method'))
+      return { status: 'failed', reason: 'invalid_payment_method', message };
+    return { status: 'failed', message };
   }
   // A lost connection, a timeout, a 5xx, a rate limit the client's retries did not outlast, an idempotency
   // conflict, or something we did not expect: Stripe may or may not have done it.

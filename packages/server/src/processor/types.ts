@@ -78,7 +78,16 @@ export type OperationKind = Operation['kind'];
 export type Outcome =
   | { status: 'succeeded'; processorId: string; amountCents: number; card?: CardFacts }
   | { status: 'declined'; declineCode: DeclineCode; message: string; card?: CardFacts }
-  | { status: 'failed'; message: string }
+  | {
+      status: 'failed';
+      message: string;
+      /**
+       * - `invalid_payment_method`: the payer's payment method cannot be used (unknown, used up): theirs to fix.
+       * - `not_allowed`: the processor refused our credentials. Certain for a first call; for a request sent
+       *   again to learn what became of the first one, it says nothing about that one.
+       */
+      reason?: 'invalid_payment_method' | 'not_allowed';
+    }
   | { status: 'unknown'; message: string };
 
 export interface PaymentProcessor {

@@ -20,6 +20,7 @@ export interface Attempt {
   feeCents: number;
   currency: string;
   paymentMethod: string | null;
+  destination: string | null;
   state: AttemptState;
   processorId: string | null;
   cardBrand: string | null;
@@ -43,6 +44,7 @@ function toAttempt(row: Selectable<AttemptsTable>): Attempt {
     feeCents: row.fee_cents,
     currency: row.currency,
     paymentMethod: row.payment_method,
+    destination: row.destination,
     state: row.state,
     processorId: row.processor_id,
     cardBrand: row.card_brand,
@@ -69,6 +71,7 @@ export async function insertAttempt(trx: Transaction<Database>, a: Attempt): Pro
       fee_cents: a.feeCents,
       currency: a.currency,
       payment_method: a.paymentMethod,
+      destination: a.destination,
       state: a.state,
       processor_id: a.processorId,
       card_brand: a.cardBrand,
@@ -116,6 +119,16 @@ export async function settleAttempt(
     .returningAll()
     .executeTakeFirst();
   return row && toAttempt(row);
+}
+
+/** Marks that the recovery asked about a started attempt and got no answer it could use: it asks again later. */
+export async function touchStartedAttempt(db: Executor, attemptId: string, now: number): Promise<void> {
+  await db
+    .updateTable('attempts')
+    .set({ updated_at: now })
+    .where('id', '=', attemptId)
+    .where('state', '=', 'started')
+    .execute();
 }
 
 /** How many attempts the member has had so far (their next try's number is one more). */

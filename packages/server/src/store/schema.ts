@@ -135,6 +135,8 @@ export interface AttemptsTable {
   currency: string;
   /** A Stripe PaymentMethod id (never card data): kept so that recovery can send the same request. */
   payment_method: string | null;
+  /** A transfer's connected account, fixed when it is claimed: a retry or a recovery sends it there. */
+  destination: string | null;
   state: 'started' | 'succeeded' | 'declined' | 'failed';
   processor_id: string | null;
   card_brand: string | null;

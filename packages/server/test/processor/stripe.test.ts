@@ -606,3 +606,56 @@ test('lookup: a PaymentIntent still processing, or Stripe out of reach, is an er
   fake.misbehave({ method: 'GET', answer: { kind: 'error500' } });
   await assert.rejects(processor.lookup('charge', charge));
 });
+
+test('a 409 (the key still in use) is unknown, not a refusal: the first request may yet run', async (t) => {
+  const { fake, processor } = await setup(t);
+  fake.misbehave({
+    method: 'POST',
+    path: /^\/v1\/payment_intents$/,
+    answer: {
+      kind: 'error',
+      status: 409,
+      error: { type: 'idempotency_error', code: 'idempotency_key_in_use', message: 'in use' },
+    },
+  });
+  assert.equal((await processor.charge(payment())).status, 'unknown');
+});
+
+test('a PaymentMethod Stripe does not know is the payer’s to replace (invalid_payment_method)', async (t) => {
+  const { fake, processor } = await setup(t);
+  fake.misbehave({
+    method: 'POST',
+    path: /^\/v1\/payment_intents$/,
+    answer: {
+      kind: 'error',
+      status: 400,
+      error: {
+        type: 'invalid_request_error',
+        code: 'resource_missing',
+        param: 'payment_method',
+        message: "No such PaymentMethod: 'pm_garbage'",
+      },
+    },
+  });
+  const outcome = await processor.charge(payment({ source: { paymentMethod: 'pm_garbage' } }));
+  assert.equal(outcome.status, 'failed');
+  assert.equal(outcome.status === 'failed' ? outcome.reason : undefined, 'invalid_payment_method');
+});
+
+test('recovering: our credentials refused now say nothing about the first request (unknown)', async (t) => {
+  const { fake, processor } = await setup(t);
+  fake.misbehave({
+    method: 'POST',
+    path: /^\/v1\/payment_intents$/,
+    answer: {
+      kind: 'error',
+      status: 401,
+      error: { type: 'invalid_request_error', message: 'Invalid API Key provided' },
+    },
+  });
+  const request = payment();
+  // A first call refused for our credentials certainly did nothing…
+  assert.equal((await processor.charge(request)).status, 'failed');
+  // …but the same refusal when asking what became of an earlier call is unknown.
+  assert.equal((await processor.retrieve({ kind: 'charge', ...request }))?.status, 'unknown');
+});

@@ -35,6 +35,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('fee_cents', 'integer', (c) => c.notNull())
     .addColumn('currency', 'text', (c) => c.notNull())
     .addColumn('payment_method', 'text')
+    .addColumn('destination', 'text')
     .addColumn('state', 'text', (c) => c.notNull())
     .addColumn('processor_id', 'text')
     .addColumn('card_brand', 'text')
