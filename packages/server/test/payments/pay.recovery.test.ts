@@ -32,7 +32,9 @@ function heldCharges() {
   return {
     wrap,
     started: () => new Promise<void>((resolve) => (started = resolve)),
-    release: () => waiting.splice(0).forEach((go) => go()),
+    release: () => {
+      for (const go of waiting.splice(0)) go();
+    },
   };
 }
 
