@@ -8,7 +8,7 @@ import { consumerFee } from '../domain/fees.ts';
 import { ServiceError } from '../errors.ts';
 import { ids } from '../ids.ts';
 import type { PaymentSource } from '../processor/types.ts';
-import { type Attempt, countMemberAttempts, insertAttempt } from '../store/attempts.ts';
+import { type Attempt, countMemberAttempts, insertAttempt, startedAttempt } from '../store/attempts.ts';
 import { findMemberById, findMemberByShareId, type Member, startPaying } from '../store/members.ts';
 import {
   findSessionByIdUnscoped,
@@ -99,29 +99,24 @@ export async function payShare(
     const kind = session.groupConfig.capture === 'on_funded' ? 'authorize' : 'charge';
     const fee = consumerFee(member.amountCents, session.consumerFeePpm);
     const earlier = await countMemberAttempts(trx, session.id, member.id);
-    const claimed: Attempt = {
-      id: ids.attempt(),
-      // The member and their try number: a second claim of the same try collides on the unique key.
-      key: `gc_${kind}_${member.id}_${earlier + 1}`,
-      kind,
-      merchantId: session.merchantId,
-      sessionId: session.id,
-      memberId: member.id,
-      targetId: null,
-      amountCents: member.amountCents + fee,
-      feeCents: fee,
-      currency: session.currency,
-      paymentMethod: 'paymentMethod' in source ? source.paymentMethod : null,
-      destination: null,
-      state: 'started',
-      processorId: null,
-      cardBrand: null,
-      cardLast4: null,
-      declineCode: null,
-      error: null,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const claimed = startedAttempt(
+      {
+        id: ids.attempt(),
+        // The member and their try number: a second claim of the same try collides on the unique key.
+        key: `gc_${kind}_${member.id}_${earlier + 1}`,
+        kind,
+        merchantId: session.merchantId,
+        sessionId: session.id,
+        memberId: member.id,
+        targetId: null,
+        amountCents: member.amountCents + fee,
+        feeCents: fee,
+        currency: session.currency,
+        paymentMethod: 'paymentMethod' in source ? source.paymentMethod : null,
+        destination: null,
+      },
+      now,
+    );
     await insertAttempt(trx, claimed);
     if (!(await startPaying(trx, member.id, claimed.id, now))) throw new ServiceError('payment_in_progress');
     // Should this process die during the call, the worker recovers the attempt after the delay.

@@ -39,6 +39,7 @@ import {
   insertAttempt,
   listSessionAttempts,
   settleAttempt,
+  startedAttempt,
   touchStartedAttempt,
 } from '../store/attempts.ts';
 import { isUniqueViolation } from '../store/db.ts';
@@ -434,31 +435,27 @@ async function claimWork(
       const amount =
         still.kind === 'transfer' ? await transferAmount(trx, session) : still.payment.amountCents;
       const subject = still.kind === 'transfer' ? session.id : `${still.memberId}_${still.payment.id}`;
-      const attempt: Attempt = {
-        id: ids.attempt(),
-        key: `gc_${still.kind}_${subject}_${tries.length + 1}`,
-        kind: still.kind,
-        merchantId: session.merchantId,
-        sessionId: session.id,
-        memberId: still.kind === 'transfer' ? null : still.memberId,
-        targetId: still.kind === 'transfer' ? null : still.payment.processorId,
-        amountCents: amount,
-        feeCents: still.kind === 'transfer' ? 0 : still.payment.feeCents,
-        currency: session.currency,
-        paymentMethod: null,
-        destination:
-          still.kind === 'transfer'
-            ? ((await findMerchantById(trx, deps.db.secrets, session.merchantId))?.processorAccountId ?? null)
-            : null,
-        state: 'started',
-        processorId: null,
-        cardBrand: null,
-        cardLast4: null,
-        declineCode: null,
-        error: null,
-        createdAt: now,
-        updatedAt: now,
-      };
+      const attempt = startedAttempt(
+        {
+          id: ids.attempt(),
+          key: `gc_${still.kind}_${subject}_${tries.length + 1}`,
+          kind: still.kind,
+          merchantId: session.merchantId,
+          sessionId: session.id,
+          memberId: still.kind === 'transfer' ? null : still.memberId,
+          targetId: still.kind === 'transfer' ? null : still.payment.processorId,
+          amountCents: amount,
+          feeCents: still.kind === 'transfer' ? 0 : still.payment.feeCents,
+          currency: session.currency,
+          paymentMethod: null,
+          destination:
+            still.kind === 'transfer'
+              ? ((await findMerchantById(trx, deps.db.secrets, session.merchantId))?.processorAccountId ??
+                null)
+              : null,
+        },
+        now,
+      );
       await insertAttempt(trx, attempt);
       await schedule(deps, trx, session, members, [...attempts, attempt], now);
       return { attempt, session };

@@ -56,6 +56,38 @@ function toAttempt(row: Selectable<AttemptsTable>): Attempt {
   };
 }
 
+/** A new attempt, about to be claimed: started, with nothing known of its outcome yet. */
+export function startedAttempt(
+  fields: Pick<
+    Attempt,
+    | 'id'
+    | 'key'
+    | 'kind'
+    | 'merchantId'
+    | 'sessionId'
+    | 'memberId'
+    | 'targetId'
+    | 'amountCents'
+    | 'feeCents'
+    | 'currency'
+    | 'paymentMethod'
+    | 'destination'
+  >,
+  now: number,
+): Attempt {
+  return {
+    ...fields,
+    state: 'started',
+    processorId: null,
+    cardBrand: null,
+    cardLast4: null,
+    declineCode: null,
+    error: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
 export async function insertAttempt(trx: Transaction<Database>, a: Attempt): Promise<void> {
   await trx
     .insertInto('attempts')
