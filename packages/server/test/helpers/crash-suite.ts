@@ -3,58 +3,30 @@
 // After a restart, the retry with the same Idempotency-Key must replay the first answer: one order, one
 // session, one group.created event (docs/api.md#idempotency).
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type CreatedMerchant, createMerchant } from '../../src/flows/merchants.ts';
+import type { CreatedMerchant } from '../../src/flows/merchants.ts';
 import { sha256 } from '../../src/ids.ts';
-import { type Db, openDb } from '../../src/store/db.ts';
-import { migrateToLatest } from '../../src/store/migrations/index.ts';
-import type { DialectCase, TestDatabase } from './databases.ts';
-import { freePort, ServerProcess } from './server-process.ts';
+import type { Db } from '../../src/store/db.ts';
+import type { DialectCase } from './databases.ts';
+import { type CrashFixture, crashFixture, type ServerProcess } from './server-process.ts';
 import { sampleCart } from './sessions.ts';
 
 /** The crash suite on one database, `rounds` times: every round is one kill and one restart. */
 export function describeCrashSuite(dialect: DialectCase, rounds: number) {
   describe(`idempotency across a crash on ${dialect.name}`, { skip: dialect.skip }, () => {
-    let database: TestDatabase;
+    let fixture: CrashFixture;
     let db: Db;
     let merchant: CreatedMerchant;
     let server: ServerProcess;
 
     before(async () => {
-      database = await dialect.create();
-      db = openDb(database.url);
-      await migrateToLatest(db);
-      merchant = await createMerchant(
-        db,
-        {
-          name: 'Crash Shop',
-          environment: 'test',
-          headlessApiEnabled: true,
-          payoutCurrency: null,
-          allowedOrigins: [],
-        },
-        Date.now(),
-      );
-      const port = await freePort();
-      server = new ServerProcess(
-        {
-          DATABASE_URL: database.url,
-          PORT: String(port),
-          SERVICE_ENV: 'sandbox',
-          SANDBOX_CRASH_AT: 'session-created',
-          LOG_LEVEL: 'warn',
-          MAIL_OUTBOX_DIR: join(database.url.replace(/^sqlite:/, ''), '..', 'outbox'),
-          RATE_LIMIT_SESSIONS_CREATE: '100000',
-        },
-        `http://127.0.0.1:${port}`,
-      );
+      fixture = await crashFixture(dialect, {
+        SANDBOX_CRASH_AT: 'session-created',
+        RATE_LIMIT_SESSIONS_CREATE: '100000',
+      });
+      ({ db, merchant, server } = fixture);
     });
-    after(async () => {
-      await server?.stop();
-      await db?.close();
-      await database?.drop();
-    });
+    after(() => fixture?.close());
 
     const create = (orderRef: string) =>
       fetch(`${server.baseUrl}/v1/sessions`, {

@@ -4,16 +4,13 @@
 // the call (same idempotency key) and records it: the card charged once, refunded once, nothing stuck
 // (docs/decisions.md#claim-call-record).
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
-import { type CreatedMerchant, createMerchant } from '../../src/flows/merchants.ts';
 import { reconcile } from '../../src/flows/reconcile.ts';
 import { createSandboxProcessor } from '../../src/processor/sandbox.ts';
-import { type Db, openDb } from '../../src/store/db.ts';
-import { migrateToLatest } from '../../src/store/migrations/index.ts';
+import type { Db } from '../../src/store/db.ts';
 import { type ApiClient, RELAXED_LIMITS, requestOver } from './app.ts';
-import type { DialectCase, TestDatabase } from './databases.ts';
+import type { DialectCase } from './databases.ts';
 import {
   assertChargedOnce,
   entriesOf,
@@ -23,7 +20,7 @@ import {
   sessionTransfers,
 } from './money-rows.ts';
 import { equalGroup, eventually, merchantSession, pay, payOk, type Share } from './payments.ts';
-import { freePort, ServerProcess } from './server-process.ts';
+import { type CrashFixture, crashFixture, type ServerProcess } from './server-process.ts';
 
 /**
  * The crashing run's recovery delay: settle_after is written with it when the payment is claimed, so it
@@ -36,46 +33,19 @@ const RESTART = { PAYMENT_RECOVERY_AFTER_MS: '200', SETTLE_INTERVAL_MS: '100' };
 
 export function describePayCrashSuite(dialect: DialectCase) {
   describe(`payments across a crash on ${dialect.name}`, { skip: dialect.skip }, () => {
-    let database: TestDatabase;
+    let fixture: CrashFixture;
     let db: Db;
     let server: ServerProcess;
     let client: ApiClient;
 
     before(async () => {
-      database = await dialect.create();
-      db = openDb(database.url);
-      await migrateToLatest(db);
-      const merchant: CreatedMerchant = await createMerchant(
-        db,
-        {
-          name: 'Crash Shop',
-          environment: 'test',
-          headlessApiEnabled: true,
-          payoutCurrency: null,
-          allowedOrigins: [],
-        },
-        Date.now(),
-      );
-      const port = await freePort();
-      server = new ServerProcess(
-        {
-          DATABASE_URL: database.url,
-          PORT: String(port),
-          SERVICE_ENV: 'sandbox',
-          LOG_LEVEL: 'warn',
-          MAIL_OUTBOX_DIR: join(database.url.replace(/^sqlite:/, ''), '..', 'outbox'),
-          ...RELAXED_LIMITS,
-        },
-        `http://127.0.0.1:${port}`,
-      );
+      fixture = await crashFixture(dialect, RELAXED_LIMITS);
+      const { merchant } = fixture;
+      ({ db, server } = fixture);
       client = { merchant, request: (method, path, o) => requestOver(server.baseUrl, method, path, o) };
       await server.start(RESTART);
     });
-    after(async () => {
-      await server?.stop();
-      await db?.close();
-      await database?.drop();
-    });
+    after(() => fixture?.close());
 
     /** Stops the server and starts it with the crash switch at `point`. */
     async function restartCrashingAt(point: string) {

@@ -3,8 +3,13 @@
 // and started again on the same database and port.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { type CreatedMerchant, createMerchant } from '../../src/flows/merchants.ts';
+import { type Db, openDb } from '../../src/store/db.ts';
+import { migrateToLatest } from '../../src/store/migrations/index.ts';
+import type { DialectCase, TestDatabase } from './databases.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
@@ -57,4 +62,57 @@ export class ServerProcess {
       await this.exited;
     }
   }
+}
+
+/** What a crash suite runs on: its own database (migrated), a merchant, and a server process for it. */
+export interface CrashFixture {
+  database: TestDatabase;
+  db: Db;
+  merchant: CreatedMerchant;
+  server: ServerProcess;
+  close(): Promise<void>;
+}
+
+/**
+ * Makes a crash suite's database, its merchant and the server process (not started) on a free port, in
+ * the sandbox with `env` added; close() stops the server and drops the database.
+ */
+export async function crashFixture(dialect: DialectCase, env: Record<string, string>): Promise<CrashFixture> {
+  const database = await dialect.create();
+  const db = openDb(database.url);
+  await migrateToLatest(db);
+  const merchant = await createMerchant(
+    db,
+    {
+      name: 'Crash Shop',
+      environment: 'test',
+      headlessApiEnabled: true,
+      payoutCurrency: null,
+      allowedOrigins: [],
+    },
+    Date.now(),
+  );
+  const port = await freePort();
+  const server = new ServerProcess(
+    {
+      DATABASE_URL: database.url,
+      PORT: String(port),
+      SERVICE_ENV: 'sandbox',
+      LOG_LEVEL: 'warn',
+      MAIL_OUTBOX_DIR: join(database.url.replace(/^sqlite:/, ''), '..', 'outbox'),
+      ...env,
+    },
+    `http://127.0.0.1:${port}`,
+  );
+  return {
+    database,
+    db,
+    merchant,
+    server,
+    async close() {
+      await server.stop();
+      await db.close();
+      await database.drop();
+    },
+  };
 }
