@@ -258,20 +258,12 @@ export async function listSessions(
  * PostgreSQL and takes the single writer's lock on SQLite, so changes to one session run one after
  * another. Answers the session as locked, or undefined when it is no longer open.
  */
-export async function lockOpenSession(
+export function lockOpenSession(
   trx: Transaction<Database>,
   sessionId: string,
   now: number,
 ): Promise<Session | undefined> {
-  const row = await trx
-    .updateTable('sessions')
-    .set({ updated_at: now })
-    .where('id', '=', sessionId)
-    .where('status', '=', 'pending')
-    .where('expires_at', '>', now)
-    .returningAll()
-    .executeTakeFirst();
-  return row && toSession(row);
+  return lockSession(trx, sessionId, now, { openAt: now });
 }
 
 /**
@@ -338,19 +330,19 @@ export async function updateGroupMode(
 
 /**
  * Row lock on a session whatever its status, taken first by a transaction that records what a processor
- * did for it (the session may have closed while the call was out). Answers the session as locked.
+ * did for it (the session may have closed while the call was out); with `openAt`, only while it is still
+ * open then (lockOpenSession). Answers the session as locked.
  */
 export async function lockSession(
   trx: Transaction<Database>,
   sessionId: string,
   now: number,
+  options: { openAt?: number } = {},
 ): Promise<Session | undefined> {
-  const row = await trx
-    .updateTable('sessions')
-    .set({ updated_at: now })
-    .where('id', '=', sessionId)
-    .returningAll()
-    .executeTakeFirst();
+  let query = trx.updateTable('sessions').set({ updated_at: now }).where('id', '=', sessionId);
+  if (options.openAt !== undefined)
+    query = query.where('status', '=', 'pending').where('expires_at', '>', options.openAt);
+  const row = await query.returningAll().executeTakeFirst();
   return row && toSession(row);
 }
 
