@@ -1,0 +1,80 @@
+// verifyWebhook and generateTestHeaders against the Standard Webhooks reference package, used as a
+// merchant would: what one signs the other verifies, both ways, including two signatures during a
+// rotation; and every refusal says what is wrong.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { generateTestHeaders, verifyWebhook, WebhookVerificationError } from '../src/index.ts';
+
+const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
+const event = { id: 'evt_1', type: 'group.funded', data: { session_id: 'gs_1', order_ref: 'ORD-1001' } };
+
+test('a webhook signed by the Standard Webhooks package verifies, and answers the event', () => {
+  const key = secret();
+  const body = JSON.stringify(event);
+  const at = new Date();
+  const headers = {
+    'webhook-id': 'evt_1',
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': new Webhook(key).sign('evt_1', at, body),
+  };
+  assert.deepEqual(verifyWebhook(body, headers, key), event);
+  assert.deepEqual(
+    verifyWebhook(Buffer.from(body), new Headers(headers), key),
+    event,
+    'Buffer body, Fetch Headers',
+  );
+});
+
+test('generateTestHeaders signs what the Standard Webhooks package verifies', () => {
+  const key = secret();
+  const { body, headers } = generateTestHeaders(event, key);
+  assert.deepEqual(new Webhook(key).verify(body, headers), event);
+  assert.deepEqual(verifyWebhook(body, headers, key), event);
+});
+
+test('during a rotation two signatures come space-separated: either secret verifies', () => {
+  const [oldKey, newKey] = [secret(), secret()];
+  const { body, headers } = generateTestHeaders(event, oldKey, { id: 'evt_2' });
+  const both = generateTestHeaders(event, newKey, {
+    id: 'evt_2',
+    timestamp: Number(headers['webhook-timestamp']),
+  });
+  const rotated = {
+    ...headers,
+    'webhook-signature': `${headers['webhook-signature']} ${both.headers['webhook-signature']}`,
+  };
+  assert.deepEqual(verifyWebhook(body, rotated, oldKey), event);
+  assert.deepEqual(verifyWebhook(body, rotated, newKey), event);
+  assert.deepEqual(new Webhook(newKey).verify(body, rotated), event);
+});
+
+test('each refusal says what is wrong', () => {
+  const key = secret();
+  const { body, headers } = generateTestHeaders(event, key);
+  const refused = (b: string, h: Record<string, string>, k: string, message: RegExp, options = {}) =>
+    assert.throws(
+      () => verifyWebhook(b, h, k, options),
+      (e: unknown) => e instanceof WebhookVerificationError && message.test(e.message),
+    );
+  refused(body, { 'webhook-id': 'x' }, key, /missing headers webhook-timestamp, webhook-signature/);
+  refused(body, headers, secret(), /no signature matches/);
+  refused(`${body} `, headers, key, /no signature matches.*raw body/);
+  refused(body, { ...headers, 'webhook-id': 'evt_other' }, key, /no signature matches/);
+  const old = generateTestHeaders(event, key, { timestamp: Math.floor(Date.now() / 1000) - 301 });
+  refused(old.body, old.headers, key, /too old: 30\d s ago/);
+  const ahead = generateTestHeaders(event, key, { timestamp: Math.floor(Date.now() / 1000) + 400 });
+  refused(ahead.body, ahead.headers, key, /too new/);
+  // A wider tolerance lets the old one through.
+  assert.deepEqual(verifyWebhook(old.body, old.headers, key, { tolerance: 600 }), event);
+  refused(body, { ...headers, 'webhook-timestamp': '12abc' }, key, /whole seconds/);
+  refused(body, { ...headers, 'webhook-signature': 'v2,abc' }, key, /no signature matches/);
+});
+
+test('Node IncomingMessage-style headers (lowercase, arrays) are read too', () => {
+  const key = secret();
+  const { body, headers } = generateTestHeaders(event, key);
+  const node = { ...headers, 'webhook-signature': [headers['webhook-signature']] };
+  assert.deepEqual(verifyWebhook(body, node, key), event);
+});
