@@ -40,6 +40,28 @@ export interface MemberInput {
  */
 const isFixed = (m: Member): boolean => m.status !== 'pending' || m.payingAttemptId !== null;
 
+/** A member new to the group: pending, never reminded, with a new id and share link. */
+const newMember = (
+  session: Session,
+  fields: Pick<Member, 'position' | 'name' | 'email' | 'amountCents'>,
+  now: number,
+): Member => ({
+  ...fields,
+  id: ids.member(),
+  sessionId: session.id,
+  merchantId: session.merchantId,
+  basisPoints: null,
+  items: null,
+  shareId: ids.share(),
+  status: 'pending',
+  isOrganizer: false,
+  lastRemindedAt: null,
+  payingAttemptId: null,
+  failure: null,
+  createdAt: now,
+  updatedAt: now,
+});
+
 const invalidGroup = (errors: string[]): never => {
   throw new ServiceError('invalid_group', { message: errors[0], details: errors });
 };
@@ -192,25 +214,11 @@ export async function joinGroup(
         message: `The group is full: it has its ${session.groupConfig.maxSize} members.`,
       });
     }
-    const member: Member = {
-      id: ids.member(),
-      sessionId: session.id,
-      merchantId: session.merchantId,
-      position: existing.length,
-      name: input.name,
-      email: input.email ?? null,
-      amountCents: 0,
-      basisPoints: null,
-      items: null,
-      shareId: ids.share(),
-      status: 'pending',
-      isOrganizer: false,
-      lastRemindedAt: null,
-      payingAttemptId: null,
-      failure: null,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const member = newMember(
+      session,
+      { position: existing.length, name: input.name, email: input.email ?? null, amountCents: 0 },
+      now,
+    );
     const all = [...existing, member];
     const amounts = splitOrThrow(
       session,
@@ -264,22 +272,16 @@ export async function coverShares(
     } else {
       next = [
         ...kept,
-        {
-          ...organizer,
-          id: ids.member(),
-          position: Math.max(...existing.map((m) => m.position)) + 1,
-          amountCents: amount,
-          basisPoints: null,
-          items: null,
-          shareId: ids.share(),
-          status: 'pending',
-          isOrganizer: false,
-          lastRemindedAt: null,
-          payingAttemptId: null,
-          failure: null,
-          createdAt: now,
-          updatedAt: now,
-        },
+        newMember(
+          session,
+          {
+            position: Math.max(...existing.map((m) => m.position)) + 1,
+            name: organizer.name,
+            email: organizer.email,
+            amountCents: amount,
+          },
+          now,
+        ),
       ];
     }
     await saveMembers(trx, existing, next, now);

@@ -9,7 +9,7 @@ import { ServiceError } from '../errors.ts';
 import { ids } from '../ids.ts';
 import type { PaymentSource } from '../processor/types.ts';
 import { type Attempt, countMemberAttempts, insertAttempt, startedAttempt } from '../store/attempts.ts';
-import { findMemberById, findMemberByShareId, type Member, startPaying } from '../store/members.ts';
+import { findMemberById, type Member, startPaying } from '../store/members.ts';
 import {
   findSessionByIdUnscoped,
   lockOpenSession,
@@ -65,19 +65,17 @@ function checkSource(deps: Deps, source: PaymentSource): void {
 }
 
 /**
- * Pays the share `shareId` with `source`: exactly one payment succeeds per share, however many requests
- * race, and a session that is not open takes none. Answers the share paid (or authorized, under
+ * Pays the share of `found` (the member its share id named, as the caller read it) with `source`: exactly
+ * one payment succeeds per share, however many requests race, and a session that is not open takes none. Answers the share paid (or authorized, under
  * on_funded); a declined card is card_declined, a processor that failed is upstream_error, and both leave
  * the share pending.
  */
 export async function payShare(
   deps: Deps,
-  shareId: string,
+  found: Pick<Member, 'id' | 'sessionId'>,
   source: PaymentSource,
   answer?: AnswerSpec<PaidShare>,
 ): Promise<PaidShare> {
-  const found = await findMemberByShareId(deps.db.kysely, shareId);
-  if (!found) throw new ServiceError('share_not_found');
   checkSource(deps, source);
 
   // 1. Claim: under the session's lock, the share must be pending with no payment in flight.

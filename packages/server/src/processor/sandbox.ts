@@ -14,6 +14,7 @@ import {
   moveSandboxObject,
   type SandboxRecord,
 } from '../store/sandbox.ts';
+import type { Executor } from '../store/sessions.ts';
 import type {
   CardFacts,
   DeclineCode,
@@ -81,7 +82,9 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
     }
   }
 
-  const record = (
+  /** Builds the record answering `key` with `stored` and writes it (in `db`: a transaction, or not). */
+  async function keep(
+    db: Executor,
     key: string,
     kind: OperationKind,
     fields: {
@@ -93,18 +96,22 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
     },
     stored: Stored,
     now: number,
-  ): SandboxRecord => ({
-    key,
-    kind,
-    id: fields.id,
-    targetId: fields.targetId ?? null,
-    amountCents: fields.amountCents,
-    currency: fields.currency,
-    state: fields.state,
-    outcome: JSON.stringify(stored),
-    createdAt: now,
-    updatedAt: now,
-  });
+  ): Promise<SandboxRecord> {
+    const r: SandboxRecord = {
+      key,
+      kind,
+      id: fields.id,
+      targetId: fields.targetId ?? null,
+      amountCents: fields.amountCents,
+      currency: fields.currency,
+      state: fields.state,
+      outcome: JSON.stringify(stored),
+      createdAt: now,
+      updatedAt: now,
+    };
+    await insertSandboxRecord(db, r);
+    return r;
+  }
 
   function pay(kind: 'charge' | 'authorize', request: PaymentRequest): Promise<Outcome> {
     return once(request.key, async (now) => {
@@ -112,15 +119,14 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
         const stored: Stored = {
           outcome: { status: 'failed', message: 'The sandbox takes test card numbers, not payment_method.' },
         };
-        const r = record(
+        return keep(
+          kysely,
           request.key,
           kind,
           { id: null, amountCents: request.amountCents, currency: request.currency, state: 'failed' },
           stored,
           now,
         );
-        await kysely.transaction().execute((trx) => insertSandboxRecord(trx, r));
-        return r;
       }
       const digits = normalizeCardNumber(request.source.card.number);
       const card: CardFacts = { brand: cardBrand(digits), last4: digits.slice(-4) };
@@ -160,15 +166,14 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
           ...(behaviour ? { failsAtCapture: true } : {}),
         };
       }
-      const r = record(
+      return keep(
+        kysely,
         request.key,
         kind,
         { id, amountCents: request.amountCents, currency: request.currency, state },
         stored,
         now,
       );
-      await kysely.transaction().execute((trx) => insertSandboxRecord(trx, r));
-      return r;
     });
   }
 
@@ -183,7 +188,8 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
               ? { status: 'declined', declineCode: declined, message: DECLINE_MESSAGES[declined] }
               : { status: 'failed', message },
           };
-          const r = record(
+          return keep(
+            trx,
             request.key,
             kind,
             {
@@ -196,8 +202,6 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
             stored,
             now,
           );
-          await insertSandboxRecord(trx, r);
-          return r;
         };
         if (!target || (target.kind !== 'charge' && target.kind !== 'authorize')) {
           return fail(`No such charge: ${request.paymentId}.`);
@@ -234,7 +238,8 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
         const stored: Stored = {
           outcome: { status: 'succeeded', processorId: id, amountCents: request.amountCents },
         };
-        const r = record(
+        return keep(
+          trx,
           request.key,
           kind,
           {
@@ -247,8 +252,6 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
           stored,
           now,
         );
-        await insertSandboxRecord(trx, r);
-        return r;
       }),
     );
   }
@@ -260,15 +263,14 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
       const stored: Stored = {
         outcome: { status: 'succeeded', processorId: id, amountCents: request.amountCents },
       };
-      const r = record(
+      return keep(
+        kysely,
         request.key,
         'transfer',
         { id, amountCents: request.amountCents, currency: request.currency, state: 'succeeded' },
         stored,
         now,
       );
-      await kysely.transaction().execute((trx) => insertSandboxRecord(trx, r));
-      return r;
     });
   }
 

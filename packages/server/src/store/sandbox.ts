@@ -53,8 +53,8 @@ export async function findSandboxObject(db: Executor, id: string): Promise<Sandb
   return row && toRecord(row);
 }
 
-export async function insertSandboxRecord(trx: Transaction<Database>, r: SandboxRecord): Promise<void> {
-  await trx
+export async function insertSandboxRecord(db: Executor, r: SandboxRecord): Promise<void> {
+  await db
     .insertInto('sandbox_operations')
     .values({
       idempotency_key: r.key,

@@ -63,10 +63,10 @@ export function register(app: App, deps: Deps) {
         : { paymentMethod: paymentMethod as string };
       // The share is read first: an unknown share is 404 before anything else, and the merchant's name
       // is at hand for the answer, which is rendered inside the payment's transaction.
-      const { merchantName } = await loadShare(deps, request.params.shareId);
+      const { member, merchantName } = await loadShare(deps, request.params.shareId);
       const toWire = (paid: PaidShare) =>
         shareToWire(paid.session, paid.member, merchantName, [paid.attempt]);
-      return withAnswer(request, toWire, (answer) => payShare(deps, request.params.shareId, source, answer));
+      return withAnswer(request, toWire, (answer) => payShare(deps, member, source, answer));
     },
   );
 }
