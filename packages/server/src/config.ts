@@ -17,6 +17,8 @@ export const DEFAULT_RATE_LIMITS = {
   MERCHANTS_ME: 60,
   WEBHOOKS_READ: 60,
   WEBHOOKS_WRITE: 30,
+  EVENTS_READ: 60,
+  EVENTS_WRITE: 30,
   TEST_HELPERS: 60,
   PAY_READ: 120,
   PAY_WRITE: 30,
@@ -64,6 +66,17 @@ export interface Config {
    * any call can take, so at least 2 minutes with Stripe.
    */
   paymentRecoveryAfterMs: number;
+  /**
+   * Waits before each retry of a failed webhook delivery, milliseconds (WEBHOOK_RETRY_SCHEDULE, default
+   * 5s,5m,30m,2h,5h,10h,10h; docs/decisions.md#webhook-delivery); each is stretched by up to 10% of jitter.
+   */
+  webhookRetrySchedule: number[];
+  /** How long a webhook receiver has to answer, milliseconds (WEBHOOK_TIMEOUT_MS, default 15 s). */
+  webhookTimeoutMs: number;
+  /** The dispatcher's fallback poll, milliseconds; a commit wakes it at once anyway. */
+  webhookPollIntervalMs: number;
+  /** Webhook targets one process delivers to at once (WEBHOOK_CONCURRENCY). */
+  webhookConcurrency: number;
   /** Time a client has to send a request's headers, and the whole request, milliseconds (slow clients). */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
@@ -115,6 +128,27 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
     );
   }
   return raw.replace(/\/+$/, '');
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const MAX_RETRY_WAIT_MS = 7 * 24 * 3_600_000;
+
+/** A comma-separated list of durations such as `5s,5m,2h` (units ms, s, m, h); `none` for no retries. */
+function durations(env: Env, name: string, fallback: string): number[] {
+  const raw = (env[name] || fallback).trim();
+  if (raw === 'none') return [];
+  const waits = raw.split(',').map((part) => {
+    const match = /^(\d+)(ms|s|m|h)$/.exec(part.trim());
+    const ms = match ? Number(match[1]) * (DURATION_UNITS[match[2] as string] as number) : Number.NaN;
+    if (!(ms >= 1 && ms <= MAX_RETRY_WAIT_MS)) {
+      throw new ConfigError(
+        `${name} must be durations such as 5s,5m,2h (ms, s, m or h; each up to 7 days) or none, got "${raw}"`,
+      );
+    }
+    return ms;
+  });
+  if (waits.length > 20) throw new ConfigError(`${name} may list at most 20 retries, got ${waits.length}`);
+  return waits;
 }
 
 function boolean(env: Env, name: string): boolean {
@@ -283,6 +317,10 @@ export function loadConfig(env: Env = process.env): Config {
     sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 2000, 100, 60_000),
     settleIntervalMs: integer(env, 'SETTLE_INTERVAL_MS', 1000, 50, 60_000),
     paymentRecoveryAfterMs,
+    webhookRetrySchedule: durations(env, 'WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
+    webhookPollIntervalMs: integer(env, 'WEBHOOK_POLL_INTERVAL_MS', 1000, 20, 60_000),
+    webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 32, 1, 1000),
     headersTimeoutMs,
     requestTimeoutMs,
     maxConnectionsPerIp: integer(env, 'MAX_CONNECTIONS_PER_IP', 256, 0, 1_000_000),

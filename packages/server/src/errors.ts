@@ -35,6 +35,7 @@ export const ERROR_MESSAGES = {
   session_not_found: 'No such session.',
   share_not_found: 'No such share.',
   webhook_not_found: 'No such webhook endpoint.',
+  event_not_found: 'No such event.',
   session_not_pending:
     'The session is not pending (it is funded, cancelled or expired), so it can no longer be changed or paid.',
   share_not_pending: 'The share is already paid.',

@@ -57,6 +57,7 @@ export const ids = {
   webhookSecret: () => `whsec_${randomBytes(32).toString('base64')}`,
   webhookEndpoint: () => newId('we_'),
   event: () => newId('evt_'),
+  delivery: () => newId('dlv_'),
   request: () => newId('req_'),
   session: () => newId('gs_'),
   group: () => newId('grp_'),

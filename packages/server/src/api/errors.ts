@@ -32,6 +32,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   session_not_found: 404,
   share_not_found: 404,
   webhook_not_found: 404,
+  event_not_found: 404,
   request_timeout: 408,
   session_not_pending: 409,
   share_not_pending: 409,

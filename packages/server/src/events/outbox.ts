@@ -6,6 +6,7 @@ import type { Transaction } from 'kysely';
 import type { Static } from 'typebox';
 import { toIso } from '../clock.ts';
 import { ids } from '../ids.ts';
+import type { EventSignal } from '../store/event-signal.ts';
 import { findLatestEventAt, insertEvent } from '../store/events.ts';
 import type { Member } from '../store/members.ts';
 import type { Database } from '../store/schema.ts';
@@ -47,9 +48,10 @@ function buildEvent(type: EventType, snapshot: SessionSnapshot, now: number): Ev
  * increasing per session, so that two events of one session in one millisecond (a create and a cancel)
  * still read back, and go out, in the order they happened. The payload's timestamp stays `now`. Every
  * caller has locked the session row in `trx` first, so no other event of the session is written
- * concurrently.
+ * concurrently. The dispatcher is told through `signal` once the transaction commits.
  */
 export async function recordEvent(
+  signal: EventSignal,
   trx: Transaction<Database>,
   type: EventType,
   snapshot: SessionSnapshot,
@@ -66,5 +68,6 @@ export async function recordEvent(
     payload: JSON.stringify(event),
     createdAt: lastAt === undefined ? now : Math.max(now, lastAt + 1),
   });
+  await signal.announce(trx);
   return event;
 }

@@ -175,7 +175,13 @@ export async function createSession(
         const organizer: Member = { ...organizerDraft, createdAt, updatedAt: createdAt };
         await insertSession(trx, row);
         await insertMembers(trx, [organizer]);
-        await recordEvent(trx, 'group.created', { session: row, members: [organizer] }, createdAt);
+        await recordEvent(
+          deps.db.events,
+          trx,
+          'group.created',
+          { session: row, members: [organizer] },
+          createdAt,
+        );
         const { organizerTokenHash: _hash, ...session } = row;
         await recordAnswer(trx, answer, { session, organizerToken });
         return session;

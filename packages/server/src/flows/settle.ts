@@ -230,7 +230,13 @@ export async function recordOutcome<R>(
     const attempts = state.attempts;
     const member = members.find((m) => m.id === memberId);
     for (const type of events) {
-      await recordEvent(trx, type, { session, members, member, charges: chargeIds(attempts) }, now);
+      await recordEvent(
+        deps.db.events,
+        trx,
+        type,
+        { session, members, member, charges: chargeIds(attempts) },
+        now,
+      );
     }
     // The last share makes the session funded in the same transaction: charged under immediate, the
     // last hold captured under on_funded.
@@ -240,7 +246,7 @@ export async function recordOutcome<R>(
       session = await fund(deps, trx, session, members, attempts, now);
       ({ members } = await loadState(trx, session));
     }
-    session = await finishIfSettled(trx, session, members, attempts, now);
+    session = await finishIfSettled(deps, trx, session, members, attempts, now);
     session = await schedule(deps, trx, session, members, attempts, now);
     const recorded: Recorded = { session, members, attempts, attempt: settled, recorded: true };
     const result = answer?.of(recorded);
@@ -299,6 +305,7 @@ async function fund(
   const funded: Session = { ...session, status: 'funded', fundedAt: now, updatedAt: now };
   const after = await listMembers(trx, session.id);
   await recordEvent(
+    deps.db.events,
     trx,
     'group.funded',
     { session: funded, members: after, charges: chargeIds(attempts) },
@@ -313,6 +320,7 @@ async function fund(
  * refunds, as a merchant fulfilling or restocking on it expects.
  */
 async function finishIfSettled(
+  deps: Deps,
   trx: Transaction<Database>,
   session: Session,
   members: Member[],
@@ -327,7 +335,7 @@ async function finishIfSettled(
   }
   if (members.some(holdsMoney)) return session;
   const type: EventType = session.status === 'cancelled' ? 'group.cancelled' : 'group.expired';
-  await recordEvent(trx, type, { session, members, charges: chargeIds(attempts) }, now);
+  await recordEvent(deps.db.events, trx, type, { session, members, charges: chargeIds(attempts) }, now);
   await scheduleSettling(trx, session.id, null, now);
   return { ...session, settledAt: now, settleAfter: null };
 }
@@ -357,7 +365,7 @@ export async function settleClosing(
   now: number,
 ): Promise<MoneyState> {
   const { members, attempts } = await loadState(trx, session);
-  const finished = await finishIfSettled(trx, session, members, attempts, now);
+  const finished = await finishIfSettled(deps, trx, session, members, attempts, now);
   return { session: await schedule(deps, trx, finished, members, attempts, now), members, attempts };
 }
 

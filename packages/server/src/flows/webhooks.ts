@@ -1,15 +1,19 @@
 // Webhook endpoints a merchant registers (docs/api.md#webhook-endpoints): at most 16 live ones each,
 // the URL checked as delivery will need it, the whsec_ secret made here and shown once.
 import type { Deps } from '../deps.ts';
+import { ROTATION_GRACE_MS } from '../domain/rotation.ts';
 import { ServiceError } from '../errors.ts';
 import type { EventType } from '../events/types.ts';
 import { ids } from '../ids.ts';
+import { failPendingDeliveriesTo } from '../store/deliveries.ts';
 import { lockMerchantRow } from '../store/merchants.ts';
 import {
   countActiveWebhookEndpoints,
+  findWebhookEndpoint,
   insertWebhookEndpoint,
   listWebhookEndpoints,
   revokeWebhookEndpoint,
+  rotateWebhookEndpointSecret,
   type WebhookEndpoint,
 } from '../store/webhooks.ts';
 import { type AnswerSpec, recordAnswer } from './idempotency.ts';
@@ -33,6 +37,8 @@ export async function createWebhookEndpoint(
     events: input.events.includes('*') ? ['*'] : input.events,
     secret: ids.webhookSecret(),
     createdAt: deps.clock.now(),
+    disabledAt: null,
+    previous: null,
   };
   await deps.db.kysely.transaction().execute(async (trx) => {
     // The count and the insert run in one transaction; on PostgreSQL the merchant row is locked so
@@ -51,8 +57,38 @@ export async function deleteWebhookEndpoint(
   merchantId: string,
   endpointId: string,
 ): Promise<void> {
-  const revoked = await revokeWebhookEndpoint(deps.db.kysely, merchantId, endpointId, deps.clock.now());
+  const now = deps.clock.now();
+  const revoked = await revokeWebhookEndpoint(deps.db.kysely, merchantId, endpointId, now);
   if (!revoked) throw new ServiceError('webhook_not_found');
+  // Its deliveries still waiting are ended now rather than found out one by one when they come due.
+  await failPendingDeliveriesTo(deps.db.kysely, endpointId, now);
+}
+
+/**
+ * Gives the endpoint a new secret, shown once; for ROTATION_GRACE_MS every delivery is signed with both
+ * the new secret and the one it replaced (docs/decisions.md#webhook-delivery). A secret replaced earlier
+ * and still in its grace period stops signing at once: two secrets sign at most.
+ */
+export async function rotateWebhookSecret(
+  deps: Deps,
+  merchantId: string,
+  endpointId: string,
+  answer?: AnswerSpec<WebhookEndpoint>,
+): Promise<WebhookEndpoint> {
+  return deps.db.kysely.transaction().execute(async (trx) => {
+    const endpoint = await findWebhookEndpoint(trx, deps.db.secrets, merchantId, endpointId);
+    if (!endpoint) throw new ServiceError('webhook_not_found');
+    const now = deps.clock.now();
+    const secret = ids.webhookSecret();
+    await rotateWebhookEndpointSecret(trx, deps.db.secrets, endpoint, secret, now + ROTATION_GRACE_MS);
+    const rotated: WebhookEndpoint = {
+      ...endpoint,
+      secret,
+      previous: { secret: endpoint.secret, expiresAt: now + ROTATION_GRACE_MS },
+    };
+    await recordAnswer(trx, answer, rotated);
+    return rotated;
+  });
 }
 
 export const listMerchantWebhookEndpoints = (deps: Deps, merchantId: string): Promise<WebhookEndpoint[]> =>

@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { type EventSignal, postgresEventSignal, sqliteEventSignal } from './event-signal.ts';
 import { QueryCounter, ReadCache } from './read-cache.ts';
 import type { Database } from './schema.ts';
 import { NO_KEYS, type SecretBox } from './secrets.ts';
@@ -21,6 +22,8 @@ export interface Db {
   readCache<V>(name: string): ReadCache<V> | undefined;
   /** Seals and opens the secrets this database stores (store/secrets.ts); plaintext without a key. */
   secrets: SecretBox;
+  /** Tells the webhook dispatcher that events were committed (store/event-signal.ts). */
+  events: EventSignal;
   /** Queries sent through this handle so far: lets tests count what a cached path costs. */
   queryCount(): number;
   close(): Promise<void>;
@@ -77,6 +80,7 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
       kysely,
       dialect: 'sqlite',
       secrets,
+      events: sqliteEventSignal(),
       readCache<V>(name: string) {
         let cache = caches.get(name);
         if (!cache) {
@@ -104,6 +108,7 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
     kysely,
     dialect: 'postgres',
     secrets,
+    events: postgresEventSignal(databaseUrl),
     readCache: () => undefined,
     queryCount: () => counter.queries,
     close: () => kysely.destroy(),

@@ -48,6 +48,11 @@ export interface WebhookEndpointsTable {
   secret: string;
   created_at: number;
   revoked_at: number | null;
+  /** When a 410 answer disabled the endpoint: it gets no new deliveries. */
+  disabled_at: number | null;
+  /** The secret before the last rotation, and when deliveries stop being signed with it too. */
+  previous_secret: string | null;
+  previous_secret_expires_at: number | null;
 }
 
 interface IdempotencyKeysTable {
@@ -117,6 +122,37 @@ interface EventsTable {
   type: string;
   payload: string;
   created_at: number;
+  /** When the dispatcher made the event's deliveries; null while it still has to. */
+  dispatched_at: number | null;
+}
+
+export interface DeliveriesTable {
+  id: string;
+  event_id: string;
+  merchant_id: string;
+  /** The endpoint delivered to; null for the session's webhook_url. */
+  webhook_id: string | null;
+  url: string;
+  state: 'pending' | 'delivered' | 'failed';
+  attempt_count: number;
+  /** When the next attempt is due; null once delivered or failed for good. */
+  next_attempt_at: number | null;
+  /** The dispatcher holding the delivery, and until when. */
+  claim: string | null;
+  claimed_until: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface DeliveryAttemptsTable {
+  delivery_id: string;
+  /** 1 for the first attempt of the delivery. */
+  number: number;
+  at: number;
+  /** The receiver's HTTP status; null when no answer came (refused, timed out, blocked). */
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
 }
 
 export interface AttemptsTable {
@@ -182,6 +218,8 @@ export interface Database {
   sessions: SessionsTable;
   members: MembersTable;
   events: EventsTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
   attempts: AttemptsTable;
   sandbox_operations: SandboxOperationsTable;
   ledger_lines: LedgerLinesTable;

@@ -119,6 +119,7 @@ export const SECRET_COLUMNS = [
   { table: 'merchants', column: 'previous_signing_secret' },
   { table: 'merchants', column: 'previous_session_webhook_secret' },
   { table: 'webhook_endpoints', column: 'secret' },
+  { table: 'webhook_endpoints', column: 'previous_secret' },
 ] as const;
 
 export type SecretColumn = (typeof SECRET_COLUMNS)[number];

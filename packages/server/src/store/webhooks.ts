@@ -1,8 +1,9 @@
 // Webhook endpoints a merchant registered. Every query takes the merchant id: another merchant's
 // endpoint is simply not found.
 import type { Selectable, Transaction } from 'kysely';
+import type { PreviousSecret } from '../domain/rotation.ts';
 import type { Database, WebhookEndpointsTable } from './schema.ts';
-import { type SecretBox, secretContext } from './secrets.ts';
+import { SECRET_COLUMNS, type SecretBox, type SecretColumn, secretContext } from './secrets.ts';
 import type { Executor } from './sessions.ts';
 
 export interface WebhookEndpoint {
@@ -12,9 +13,16 @@ export interface WebhookEndpoint {
   events: string[];
   secret: string;
   createdAt: number;
+  /** When a 410 answer disabled the endpoint; null while it is enabled. */
+  disabledAt: number | null;
+  /** The secret a rotation replaced, while it still signs (docs/decisions.md#webhook-delivery). */
+  previous: PreviousSecret | null;
 }
 
-const SECRET = { table: 'webhook_endpoints', column: 'secret' } as const;
+const [SECRET, PREVIOUS_SECRET] = SECRET_COLUMNS.filter((c) => c.table === 'webhook_endpoints') as [
+  SecretColumn,
+  SecretColumn,
+];
 
 /** The one place an endpoint row becomes a WebhookEndpoint: its secret is opened here (store/secrets.ts). */
 function toEndpoint(row: Selectable<WebhookEndpointsTable>, secrets: SecretBox): WebhookEndpoint {
@@ -25,6 +33,14 @@ function toEndpoint(row: Selectable<WebhookEndpointsTable>, secrets: SecretBox):
     events: JSON.parse(row.events) as string[],
     secret: secrets.open(row.secret, secretContext(SECRET, row.id)),
     createdAt: row.created_at,
+    disabledAt: row.disabled_at,
+    previous:
+      row.previous_secret === null || row.previous_secret_expires_at === null
+        ? null
+        : {
+            secret: secrets.open(row.previous_secret, secretContext(PREVIOUS_SECRET, row.id)),
+            expiresAt: row.previous_secret_expires_at,
+          },
   };
 }
 
@@ -69,6 +85,9 @@ export async function insertWebhookEndpoint(
       secret: secrets.seal(endpoint.secret, secretContext(SECRET, endpoint.id)),
       created_at: endpoint.createdAt,
       revoked_at: null,
+      disabled_at: null,
+      previous_secret: null,
+      previous_secret_expires_at: null,
     })
     .execute();
 }
@@ -88,4 +107,63 @@ export async function revokeWebhookEndpoint(
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
+}
+
+/** The merchant's live endpoint (not revoked; disabled or not); undefined when it has none by that id. */
+export async function findWebhookEndpoint(
+  db: Executor,
+  secrets: SecretBox,
+  merchantId: string,
+  endpointId: string,
+): Promise<WebhookEndpoint | undefined> {
+  const row = await db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('id', '=', endpointId)
+    .where('merchant_id', '=', merchantId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return row && toEndpoint(row, secrets);
+}
+
+/** Endpoints by id, revoked ones included (a delivery made before a revocation must learn of it). */
+export async function findWebhookEndpointsById(
+  db: Executor,
+  secrets: SecretBox,
+  endpointIds: readonly string[],
+): Promise<Map<string, WebhookEndpoint & { revoked: boolean }>> {
+  if (endpointIds.length === 0) return new Map();
+  const rows = await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', endpointIds).execute();
+  return new Map(
+    rows.map((row) => [row.id, { ...toEndpoint(row, secrets), revoked: row.revoked_at !== null }]),
+  );
+}
+
+/** Replaces the endpoint's secret; the one replaced keeps signing until `previousExpiresAt`. */
+export async function rotateWebhookEndpointSecret(
+  trx: Transaction<Database>,
+  secrets: SecretBox,
+  endpoint: WebhookEndpoint,
+  secret: string,
+  previousExpiresAt: number,
+): Promise<void> {
+  await trx
+    .updateTable('webhook_endpoints')
+    .set({
+      secret: secrets.seal(secret, secretContext(SECRET, endpoint.id)),
+      previous_secret: secrets.seal(endpoint.secret, secretContext(PREVIOUS_SECRET, endpoint.id)),
+      previous_secret_expires_at: previousExpiresAt,
+    })
+    .where('id', '=', endpoint.id)
+    .execute();
+}
+
+/** Marks the endpoint disabled (its receiver answered 410), unless it already is. */
+export async function disableWebhookEndpoint(db: Executor, endpointId: string, now: number): Promise<void> {
+  await db
+    .updateTable('webhook_endpoints')
+    .set({ disabled_at: now })
+    .where('id', '=', endpointId)
+    .where('disabled_at', 'is', null)
+    .execute();
 }

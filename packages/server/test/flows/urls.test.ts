@@ -2,7 +2,8 @@
 // them: a host name whose DNS answer is any spelling of a non-public address is refused like the literal.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkWebhookEndpointUrl, isPublicAddress } from '../../src/flows/urls.ts';
+import { isPublicAddress } from '../../src/domain/addresses.ts';
+import { checkWebhookEndpointUrl } from '../../src/flows/urls.ts';
 
 test('addresses carrying a non-public IPv4 address are not public, in every spelling', () => {
   for (const address of [

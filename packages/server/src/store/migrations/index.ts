@@ -5,12 +5,14 @@ import * as foundation from './2026_11_21_0000_foundation.ts';
 import * as sessions from './2026_11_21_0100_sessions.ts';
 import * as rotationGrace from './2026_11_22_1000_rotation_grace.ts';
 import * as payments from './2026_11_23_0000_payments.ts';
+import * as deliveries from './2026_11_24_0000_deliveries.ts';
 
 const migrations: Record<string, Migration> = {
   '2026_11_21_0000_foundation': foundation,
   '2026_11_21_0100_sessions': sessions,
   '2026_11_22_1000_rotation_grace': rotationGrace,
   '2026_11_23_0000_payments': payments,
+  '2026_11_24_0000_deliveries': deliveries,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,0 +1,266 @@
+// Webhook deliveries (docs/decisions.md#webhook-delivery): one row per event and target, claimed by one
+// dispatcher at a time, and one delivery_attempts row per attempt. Every claim is a single statement (on
+// PostgreSQL over rows locked with FOR UPDATE SKIP LOCKED), so two dispatchers never hold one delivery.
+import { type Selectable, sql, type Transaction } from 'kysely';
+import type { Database, DeliveriesTable, DeliveryAttemptsTable } from './schema.ts';
+import type { Executor } from './sessions.ts';
+
+export type Delivery = Selectable<DeliveriesTable>;
+export type DeliveryAttempt = Selectable<DeliveryAttemptsTable>;
+
+/** An event the dispatcher has not fanned out yet, with the session's webhook_url. */
+export interface UndispatchedEvent {
+  id: string;
+  merchantId: string;
+  type: string;
+  webhookUrl: string | null;
+}
+
+/**
+ * Up to `limit` events not fanned out yet, oldest first. On PostgreSQL they are locked (SKIP LOCKED: a
+ * dispatcher working on some leaves them to it) until `trx` ends.
+ */
+export async function lockUndispatchedEvents(
+  trx: Transaction<Database>,
+  dialect: 'sqlite' | 'postgres',
+  limit: number,
+): Promise<UndispatchedEvent[]> {
+  let query = trx
+    .selectFrom('events')
+    .select(['id', 'merchant_id', 'session_id', 'type'])
+    .where('dispatched_at', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit);
+  if (dialect === 'postgres') query = query.forUpdate().skipLocked();
+  const events = await query.execute();
+  const sessionIds = [...new Set(events.flatMap((e) => (e.session_id ? [e.session_id] : [])))];
+  const urls = new Map(
+    sessionIds.length === 0
+      ? []
+      : (
+          await trx
+            .selectFrom('sessions')
+            .select(['id', 'webhook_url'])
+            .where('id', 'in', sessionIds)
+            .execute()
+        ).map((s) => [s.id, s.webhook_url]),
+  );
+  return events.map((e) => ({
+    id: e.id,
+    merchantId: e.merchant_id,
+    type: e.type,
+    webhookUrl: (e.session_id && urls.get(e.session_id)) || null,
+  }));
+}
+
+export async function findSessionWebhookUrl(db: Executor, sessionId: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('sessions')
+    .select('webhook_url')
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+  return row?.webhook_url ?? null;
+}
+
+export async function markEventsDispatched(
+  trx: Transaction<Database>,
+  eventIds: readonly string[],
+  now: number,
+): Promise<void> {
+  if (eventIds.length === 0) return;
+  await trx.updateTable('events').set({ dispatched_at: now }).where('id', 'in', eventIds).execute();
+}
+
+export async function insertDeliveries(
+  trx: Transaction<Database>,
+  deliveries: readonly Delivery[],
+): Promise<void> {
+  // SQLite binds at most 32766 variables a statement: 12 columns × 500 rows stays well inside.
+  for (let i = 0; i < deliveries.length; i += 500) {
+    await trx
+      .insertInto('deliveries')
+      .values(deliveries.slice(i, i + 500))
+      .execute();
+  }
+}
+
+export interface ClaimRequest {
+  now: number;
+  /** Identifies this claim: only its holder may record the attempt. */
+  claim: string;
+  /** Until when the claimed deliveries are this dispatcher's; past it, another may take them. */
+  until: number;
+  /** At most this many targets (URLs)… */
+  targets: number;
+  /** …and at most this many deliveries of each. */
+  perTarget: number;
+  /** URLs this process is delivering to right now: none of theirs is claimed. */
+  busy: readonly string[];
+}
+
+/** How many due deliveries one claim looks at, oldest first, before choosing among them. */
+const CLAIM_SCAN = 500;
+
+/**
+ * Claims due deliveries, oldest first, in one statement: at most `perTarget` of a URL, from at most
+ * `targets` URLs, none of a URL another claim is still delivering to (so one slow receiver holds one
+ * slot, never the queue). Answers them in due order, each with the claim set.
+ */
+export async function claimDueDeliveries(
+  db: Executor,
+  dialect: 'sqlite' | 'postgres',
+  request: ClaimRequest,
+): Promise<Delivery[]> {
+  const { now, claim, until, targets, perTarget } = request;
+  // Another process's deliveries in flight count too: their rows carry a live claim.
+  const busy = request.busy.length === 0 ? sql`` : sql`and url not in (${sql.join(request.busy)})`;
+  const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
+  const { rows } = await sql<Delivery>`
+    with candidates as (
+      select id, url, next_attempt_at from deliveries
+      where state = 'pending' and next_attempt_at <= ${now}
+        and (claimed_until is null or claimed_until <= ${now})
+        ${busy}
+        and url not in (select url from deliveries where claim is not null and claimed_until > ${now})
+      order by next_attempt_at, id
+      limit ${CLAIM_SCAN}
+      ${lock}
+    ),
+    ranked as (
+      select id, url,
+        row_number() over (partition by url order by next_attempt_at, id) as n,
+        min(next_attempt_at) over (partition by url) as first_due
+      from candidates
+    ),
+    chosen as (
+      select id, dense_rank() over (order by first_due, url) as t from ranked where n <= ${perTarget}
+    )
+    update deliveries set claim = ${claim}, claimed_until = ${until}, updated_at = ${now}
+    where id in (select id from chosen where t <= ${targets})
+    returning *`.execute(db);
+  return rows.sort(
+    (a, b) =>
+      Number(a.next_attempt_at) - Number(b.next_attempt_at) || Number(a.created_at) - Number(b.created_at),
+  );
+}
+
+/** Gives back claimed deliveries not attempted (the rest of a chain whose receiver just failed). */
+export async function releaseDeliveries(db: Executor, ids: readonly string[], claim: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('deliveries')
+    .set({ claim: null, claimed_until: null })
+    .where('id', 'in', ids)
+    .where('claim', '=', claim)
+    .execute();
+}
+
+export interface AttemptOutcome {
+  at: number;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  /** The delivery's state after this attempt, and when the next is due (null unless pending). */
+  state: Delivery['state'];
+  nextAttemptAt: number | null;
+}
+
+/**
+ * Records an attempt of a delivery this claim holds, and moves the delivery on; false (nothing written)
+ * when the claim was lost meanwhile: its holder ran out of time and another dispatcher took it.
+ */
+export async function recordDeliveryAttempt(
+  trx: Transaction<Database>,
+  deliveryId: string,
+  claim: string,
+  outcome: AttemptOutcome,
+): Promise<boolean> {
+  const moved = await trx
+    .updateTable('deliveries')
+    .set((eb) => ({
+      state: outcome.state,
+      attempt_count: eb('attempt_count', '+', 1),
+      next_attempt_at: outcome.nextAttemptAt,
+      claim: null,
+      claimed_until: null,
+      updated_at: outcome.at,
+    }))
+    .where('id', '=', deliveryId)
+    .where('claim', '=', claim)
+    .returning('attempt_count')
+    .executeTakeFirst();
+  if (!moved) return false;
+  await trx
+    .insertInto('delivery_attempts')
+    .values({
+      delivery_id: deliveryId,
+      number: Number(moved.attempt_count),
+      at: outcome.at,
+      status_code: outcome.statusCode,
+      latency_ms: outcome.latencyMs,
+      error: outcome.error,
+    })
+    .execute();
+  return true;
+}
+
+/**
+ * Ends, as failed, the pending deliveries to an endpoint that will not get them (disabled by a 410, or
+ * deleted), except those a dispatcher holds: their holder records them.
+ */
+export async function failPendingDeliveriesTo(db: Executor, webhookId: string, now: number): Promise<void> {
+  await db
+    .updateTable('deliveries')
+    .set({ state: 'failed', next_attempt_at: null, updated_at: now })
+    .where('webhook_id', '=', webhookId)
+    .where('state', '=', 'pending')
+    .where((eb) => eb.or([eb('claim', 'is', null), eb('claimed_until', '<=', now)]))
+    .execute();
+}
+
+/** The soonest moment a pending delivery is due, if any is. */
+export async function findNextDueAt(db: Executor): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('deliveries')
+    .select((eb) => eb.fn.min('next_attempt_at').as('at'))
+    .where('state', '=', 'pending')
+    .executeTakeFirst();
+  return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
+}
+
+/** Payloads of events, by id. */
+export async function findEventPayloads(
+  db: Executor,
+  eventIds: readonly string[],
+): Promise<Map<string, string>> {
+  if (eventIds.length === 0) return new Map();
+  const rows = await db.selectFrom('events').select(['id', 'payload']).where('id', 'in', eventIds).execute();
+  return new Map(rows.map((r) => [r.id, r.payload]));
+}
+
+/** The event's deliveries, oldest first, each with its attempts in order. */
+export async function listDeliveriesOfEvent(
+  db: Executor,
+  eventId: string,
+): Promise<(Delivery & { attempts: DeliveryAttempt[] })[]> {
+  const deliveries = await db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('event_id', '=', eventId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  if (deliveries.length === 0) return [];
+  const attempts = await db
+    .selectFrom('delivery_attempts')
+    .selectAll()
+    .where(
+      'delivery_id',
+      'in',
+      deliveries.map((d) => d.id),
+    )
+    .orderBy('number')
+    .execute();
+  return deliveries.map((d) => ({ ...d, attempts: attempts.filter((a) => a.delivery_id === d.id) }));
+}
