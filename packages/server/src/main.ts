@@ -9,7 +9,7 @@ export async function serve(config: Config): Promise<void> {
   const deps = await openRuntime(config);
   await ensureDemoMerchant(deps);
   const app = await buildApp(deps);
-  const workers = startWorkers(deps);
+  const workers = await startWorkers(deps);
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Deps } from '../deps.ts';
 import { secretsInForce } from '../domain/rotation.ts';
-import type { Sender } from '../events/send.ts';
+import { createSender, type Sender } from '../events/send.ts';
 import { ids } from '../ids.ts';
 import {
   type AttemptOutcome,
@@ -26,6 +26,13 @@ import {
 import { findMerchantById } from '../store/merchants.ts';
 import type { Database } from '../store/schema.ts';
 import { disableWebhookEndpoint, findWebhookEndpointsById, listWebhookEndpoints } from '../store/webhooks.ts';
+
+/** The HTTP sender deliveries go through; in production it calls public addresses only. */
+export const openSender = (deps: Deps): Sender =>
+  createSender({
+    timeoutMs: deps.config.webhookTimeoutMs,
+    publicOnly: deps.config.serviceEnv === 'production',
+  });
 
 /** Events fanned out per transaction. */
 const FAN_OUT_BATCH = 100;
@@ -168,7 +175,12 @@ const claimLifetimeMs = (deps: Deps, perTarget: number) =>
  * are given back unattempted: they are retried in their turn without piling onto a receiver that is down.
  * Answers the soonest retry it scheduled, if any.
  */
-export async function deliverChain(deps: Deps, chain: Chain, sender: Sender): Promise<number | undefined> {
+export async function deliverChain(
+  deps: Deps,
+  chain: Chain,
+  sender: Sender,
+  stopping: () => boolean = () => false,
+): Promise<number | undefined> {
   const payloads = await findEventPayloads(
     deps.db.kysely,
     chain.deliveries.map((d) => d.event_id),
@@ -178,6 +190,15 @@ export async function deliverChain(deps: Deps, chain: Chain, sender: Sender): Pr
   ]);
   let retryAt: number | undefined;
   for (const [index, delivery] of chain.deliveries.entries()) {
+    if (stopping()) {
+      // Shutting down: the rest go back now rather than wait for the claim to run out.
+      await releaseDeliveries(
+        deps.db.kysely,
+        chain.deliveries.slice(index).map((d) => d.id),
+        chain.claim,
+      );
+      break;
+    }
     const secrets = await signingSecrets(deps, delivery, endpoints);
     let outcome: AttemptOutcome;
     if (typeof secrets === 'string') {

@@ -2,14 +2,16 @@
 // processes may run them side by side (docs/architecture.md).
 import type { Deps } from '../deps.ts';
 import { purgeExpiredIdempotencyKeys } from '../flows/housekeeping.ts';
+import { startDispatcher } from './dispatcher.ts';
 import { expireDueSessions } from './expiry.ts';
 import { type Loop, startLoop } from './loop.ts';
 import { settleDueSessions } from './settle.ts';
 
 const IDEMPOTENCY_CLEANUP_MS = 10 * 60 * 1000;
 
-export function startWorkers(deps: Deps): Loop {
+export async function startWorkers(deps: Deps): Promise<Loop> {
   const loops = [
+    await startDispatcher(deps),
     startLoop('expiry-sweeper', deps.config.sweepIntervalMs, deps.logger, (signal) =>
       expireDueSessions(deps, signal),
     ),

@@ -185,7 +185,7 @@ for (const dialect of DIALECTS) {
 
     test('the started workers expire a due session within 10 s, and stop promptly', async () => {
       const created = await createSession(t, { group_config: { expiry_hours: 1 } });
-      const workers = startWorkers(t.deps);
+      const workers = await startWorkers(t.deps);
       try {
         await sleep(300);
         assert.equal(await statusOf(t, created.session_id), 'pending', 'not due yet');
@@ -286,7 +286,7 @@ describe('expiry sweeper: two app instances on one PostgreSQL database', { skip:
 
   test('the workers of both instances together expire each of 50 sessions exactly once', async () => {
     const ids = await dueSessions(50);
-    const workers = [startWorkers(a.deps), startWorkers(b.deps)];
+    const workers = [await startWorkers(a.deps), await startWorkers(b.deps)];
     try {
       const done = await waitFor(async () => {
         const pending = await a.deps.db.kysely

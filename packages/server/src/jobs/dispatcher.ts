@@ -1,0 +1,99 @@
+// The webhook dispatcher (docs/architecture.md#webhook-delivery). It wakes when an event commits (in this
+// process, or on PostgreSQL in any process, through LISTEN/NOTIFY), when a retry falls due, when a target
+// finishes, and on a fallback poll. Each wake fans new events out into deliveries and claims due ones as
+// chains, one per receiver URL; chains run side by side, up to WEBHOOK_CONCURRENCY of them, each sending its
+// deliveries in order. A receiver that is slow or down holds one chain, never the others' deliveries.
+import type { Deps } from '../deps.ts';
+import { type Chain, claimChains, deliverChain, fanOutEvents, openSender } from '../flows/deliveries.ts';
+import type { Loop } from './loop.ts';
+
+/** Deliveries of one URL claimed together: enough to amortize the claim, few enough to share fairly. */
+const CHAIN_LENGTH = 20;
+
+export async function startDispatcher(deps: Deps): Promise<Loop> {
+  const sender = openSender(deps);
+  const running = new Map<string, Promise<void>>();
+  let stopped = false;
+  let pumping = false;
+  let again = false;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let retryAt = Number.POSITIVE_INFINITY;
+
+  const wake = () => {
+    if (stopped) return;
+    if (pumping) {
+      again = true;
+      return;
+    }
+    void pump();
+  };
+
+  const scheduleRetry = (at: number) => {
+    if (at >= retryAt) return;
+    clearTimeout(retryTimer);
+    retryAt = at;
+    retryTimer = setTimeout(
+      () => {
+        retryAt = Number.POSITIVE_INFINITY;
+        wake();
+      },
+      Math.max(0, at - deps.clock.now()),
+    );
+    retryTimer.unref();
+  };
+
+  const run = (chain: Chain) => {
+    const done = deliverChain(deps, chain, sender, () => stopped)
+      .then((at) => {
+        if (at !== undefined) scheduleRetry(at);
+      })
+      .catch((error: unknown) => deps.logger.error({ err: error, url: chain.url }, 'webhook delivery failed'))
+      .finally(() => {
+        running.delete(chain.url);
+        wake();
+      });
+    running.set(chain.url, done);
+  };
+
+  async function pump(): Promise<void> {
+    pumping = true;
+    try {
+      do {
+        again = false;
+        await fanOutEvents(deps);
+        const free = deps.config.webhookConcurrency - running.size;
+        if (free <= 0) continue;
+        const chains = await claimChains(deps, {
+          targets: free,
+          perTarget: CHAIN_LENGTH,
+          busy: [...running.keys()],
+        });
+        for (const chain of chains) run(chain);
+      } while (again && !stopped);
+    } catch (error) {
+      deps.logger.error({ err: error }, 'webhook dispatcher round failed');
+    } finally {
+      pumping = false;
+    }
+  }
+
+  const stopListening = await deps.db.events.listen(wake, (error) =>
+    deps.logger.warn({ err: error.message }, 'event notifications lost; reconnecting'),
+  );
+  const poll = setInterval(wake, deps.config.webhookPollIntervalMs);
+  wake();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(poll);
+      clearTimeout(retryTimer);
+      await stopListening();
+      // A chain stops after the attempt in flight (at most WEBHOOK_TIMEOUT_MS) and gives the rest back.
+      while (pumping || running.size > 0) {
+        await Promise.all([...running.values()]);
+        if (pumping) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      sender.close();
+    },
+  };
+}
