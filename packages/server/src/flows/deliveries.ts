@@ -141,7 +141,7 @@ export interface ClaimOptions {
 
 /**
  * Claims due deliveries as chains, one per URL. The claim lasts long enough to send a whole chain with
- * every attempt taking the full timeout, plus a margin; past that another dispatcher may take them.
+ * every attempt taking the full timeout; past that another dispatcher may take them.
  */
 export async function claimChains(deps: Deps, options: ClaimOptions): Promise<Chain[]> {
   const now = deps.clock.now();
@@ -166,9 +166,12 @@ export async function claimChains(deps: Deps, options: ClaimOptions): Promise<Ch
   return [...chains.values()];
 }
 
-const CLAIM_MARGIN_MS = 5000;
+/**
+ * A chain goes on only while its receiver answers 2xx, each attempt within the timeout: its length plus
+ * one timeouts, and a second for the writes, bound it. Past that a dispatcher is presumed dead.
+ */
 const claimLifetimeMs = (deps: Deps, perTarget: number) =>
-  perTarget * (deps.config.webhookTimeoutMs + 1000) + CLAIM_MARGIN_MS;
+  (perTarget + 1) * deps.config.webhookTimeoutMs + 1000;
 
 /**
  * Sends a chain's deliveries in order and records each attempt. When the receiver fails one, the rest

@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 
 export interface Received {
   id: string;
+  /** The request's path: endpoints told apart on one receiver. */
+  path: string;
   // biome-ignore lint/suspicious/noExplicitAny: the event as JSON
   event: any;
   body: string;
@@ -88,7 +90,14 @@ export class Receiver {
       } catch {
         event = undefined;
       }
-      this.received.push({ id: headers['webhook-id'] ?? '', event, body, headers, at: Date.now() });
+      this.received.push({
+        id: headers['webhook-id'] ?? '',
+        path: req.url ?? '',
+        event,
+        body,
+        headers,
+        at: Date.now(),
+      });
     };
     switch (b.kind) {
       case 'ok':

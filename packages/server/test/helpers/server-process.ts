@@ -29,7 +29,7 @@ export class ServerProcess {
   output = '';
 
   constructor(
-    private readonly env: Record<string, string>,
+    readonly env: Record<string, string>,
     readonly baseUrl: string,
   ) {}
 

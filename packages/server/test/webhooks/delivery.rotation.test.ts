@@ -23,7 +23,10 @@ describe('webhook secret rotation', () => {
   let dispatcher: Loop;
   let receiver: Receiver;
   before(async () => {
-    t = await startTestApp(sqliteCase, { clock, env: { ...RELAXED_LIMITS, WEBHOOK_POLL_INTERVAL_MS: '100' } });
+    t = await startTestApp(sqliteCase, {
+      clock,
+      env: { ...RELAXED_LIMITS, WEBHOOK_POLL_INTERVAL_MS: '100' },
+    });
     dispatcher = await startDispatcher(t.deps);
     receiver = await Receiver.start();
   });
@@ -89,14 +92,20 @@ describe('webhook secret rotation', () => {
     assert.ok(rolled);
     const newSecret = rolled.value;
     const start = receiver.received.length;
-    await createSession({ request: t.request, merchant: m }, { via: 'secret', extra: { webhook_url: receiver.url } });
+    await createSession(
+      { request: t.request, merchant: m },
+      { via: 'secret', extra: { webhook_url: receiver.url } },
+    );
     const during = await next(start + 1);
     assert.equal(signatures(during).length, 2);
     assert.ok(verifies(during, newSecret));
     assert.ok(verifies(during, oldSecret));
 
     clock.advance(ROTATION_GRACE_MS + 1);
-    await createSession({ request: t.request, merchant: m }, { via: 'secret', extra: { webhook_url: receiver.url } });
+    await createSession(
+      { request: t.request, merchant: m },
+      { via: 'secret', extra: { webhook_url: receiver.url } },
+    );
     const afterWindow = await next(start + 2);
     assert.equal(signatures(afterWindow).length, 1);
     assert.ok(verifies(afterWindow, newSecret));

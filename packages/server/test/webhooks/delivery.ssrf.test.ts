@@ -69,7 +69,11 @@ for (const env of ['production', 'sandbox'] as const) {
         // check at creation is not what this test is about, the one at send time is.
         const url = `https://${host}:${counter.port}/hooks`;
         const created = await createSession(t, { via: 'secret' });
-        await t.deps.db.kysely.updateTable('sessions').set({ webhook_url: url }).where('id', '=', created.session_id).execute();
+        await t.deps.db.kysely
+          .updateTable('sessions')
+          .set({ webhook_url: url })
+          .where('id', '=', created.session_id)
+          .execute();
         const cancelled = await t.request('POST', `/v1/sessions/${created.session_id}/cancel`, {
           key: t.merchant.secretKey,
         });
