@@ -9,6 +9,8 @@ const env = {
   NODE_ENV: 'test',
   FUZZ_RUNS: process.env.FUZZ_RUNS || '1000',
   FUZZ_SEED: process.env.FUZZ_SEED || '1107',
+  // @group-checkout/node from its sources, as scripts/test.mjs loads it.
+  NODE_OPTIONS: [process.env.NODE_OPTIONS, '--conditions=@group-checkout/source'].filter(Boolean).join(' '),
 };
 if (!process.env.TEST_DATABASE_URL) {
   console.log('note: TEST_DATABASE_URL is not set: the PostgreSQL run is skipped.');

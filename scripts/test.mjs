@@ -48,6 +48,18 @@ const result = spawnSync(
     '--test-reporter-destination=stdout',
     ...files,
   ],
-  { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
+  {
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      // @group-checkout/node from its sources, as the type-check reads it (tsconfig.json), in the test
+      // processes and the servers they start; a child given an environment of its own (the CLI's
+      // tests) loads the package's build instead, which npm ci makes.
+      NODE_OPTIONS: [process.env.NODE_OPTIONS, '--conditions=@group-checkout/source']
+        .filter(Boolean)
+        .join(' '),
+    },
+  },
 );
 process.exit(result.status ?? 1);
