@@ -220,7 +220,7 @@ export class GroupCheckout {
 
   readonly events = {
     /** GET /events: events newest first, optionally of one type or one session. */
-    list: (params: ListEventsParams = {}, options?: RequestOptions): Promise<Page<WebhookEvent>> =>
+    list: (params: ListEventsParams = {}, options?: RequestOptions): Promise<Page<WebhookEvent, string>> =>
       this.#request({ method: 'GET', path: '/events', query: { ...params }, options }),
     /** GET /events/{eventId}: the event with each delivery and its attempts. */
     get: (eventId: string, options?: RequestOptions): Promise<EventWithDeliveries> =>

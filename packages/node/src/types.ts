@@ -146,20 +146,23 @@ export interface SessionListItem {
   expires_at: string;
 }
 
-/** One page of a list, newest first; pass `next_cursor` as `cursor` for the next page. */
-export interface Page<T> extends WithRequestId {
+/**
+ * One page of a list, newest first; pass `next_cursor` as `cursor` for the next page. The cursor is a
+ * creation time in milliseconds for sessions, and an event id for events.
+ */
+export interface Page<T, Cursor = number> extends WithRequestId {
   data: T[];
   has_more: boolean;
   /** null on the last page. */
-  next_cursor: number | null;
+  next_cursor: Cursor | null;
 }
 
 /** Paging of a list (docs/api.md#list-sessions). */
-export interface ListParams {
+export interface ListParams<Cursor = number> {
   /** 1 to 100, default 25. */
   limit?: number;
   /** The previous page's `next_cursor`. */
-  cursor?: number;
+  cursor?: Cursor;
 }
 
 /** A cancelled (or expired) session, with the refunds of its paid shares. */
@@ -233,7 +236,7 @@ export interface EventWithDeliveries extends WebhookEvent, WithRequestId {
 }
 
 /** Paging and filters of `events.list`. */
-export interface ListEventsParams extends ListParams {
+export interface ListEventsParams extends ListParams<string> {
   type?: EventType;
   session_id?: string;
 }
