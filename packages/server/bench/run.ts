@@ -6,8 +6,9 @@
 // BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn) for the service, BENCH_CPU_PROF=1 to write a V8 CPU
 // profile of the service to data/bench-prof/ (summarize it with profile-summary.ts), BENCH_ONLY=name,…
 // to run some of the measurements (hello, merchants-me, reference, reference-full, sessions-create,
-// session-get, reference-pay, share-pay), BENCH_PAY_RATE (3000): the most req/s a pay target is expected
-// to reach, which sizes the shares made for it beforehand.
+// session-get, reference-pay, share-pay, webhooks), BENCH_PAY_RATE (3000): the most req/s a pay target is
+// expected to reach, which sizes the shares made for it beforehand, BENCH_WEBHOOK_EVENTS (3000): events
+// delivered by the webhook benchmark (bench/webhooks.ts), which runs last.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,7 @@ import {
   waitReady,
 } from './children.ts';
 import { GROUP_SIZE, PAY_BODY, SharePool, seedReference, seedService } from './shares.ts';
+import { benchWebhooks, type WebhookBenchResult, webhookReport } from './webhooks.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const BENCH = fileURLToPath(new URL('./', import.meta.url));
@@ -45,6 +47,7 @@ const WARMUP_SECONDS = envNumber('BENCH_WARMUP_SECONDS', 2);
 const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 50);
 const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
 const PAY_RATE = envNumber('BENCH_PAY_RATE', 3000);
+const WEBHOOK_EVENTS = envNumber('BENCH_WEBHOOK_EVENTS', 3000);
 const selected = (name: string) => ONLY.length === 0 || ONLY.includes(name);
 
 /** Variables of the service that would change what is measured; the children never inherit them. */
@@ -371,8 +374,17 @@ async function main(): Promise<void> {
     connections: CONNECTIONS,
   };
   printReport(environment, measurements, ratios);
+  await stopChildren();
+  let webhooks: WebhookBenchResult | undefined;
+  if (selected('webhooks')) {
+    webhooks = await benchWebhooks(WEBHOOK_EVENTS);
+    process.stdout.write(`\n${webhookReport(webhooks).join('\n')}\n`);
+  }
   mkdirSync(join(ROOT, 'data'), { recursive: true });
-  writeFileSync(RESULTS_FILE, `${JSON.stringify({ ...environment, measurements, ratios }, null, 2)}\n`);
+  writeFileSync(
+    RESULTS_FILE,
+    `${JSON.stringify({ ...environment, measurements, ratios, webhooks }, null, 2)}\n`,
+  );
   process.stdout.write(`\nresults written to ${RESULTS_FILE}\n`);
 
   await stopChildren();

@@ -69,6 +69,9 @@ export async function startDispatcher(deps: Deps): Promise<Loop> {
           busy: [...running.keys()],
         });
         for (const chain of chains) run(chain);
+        // A claim looks at the oldest due deliveries only: while it finds work and slots are left,
+        // claim again, so that one URL's backlog never hides the others'.
+        if (chains.length > 0 && running.size < deps.config.webhookConcurrency) again = true;
       } while (again && !stopped);
     } catch (error) {
       deps.logger.error({ err: error }, 'webhook dispatcher round failed');

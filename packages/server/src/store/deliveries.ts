@@ -99,8 +99,12 @@ export interface ClaimRequest {
   busy: readonly string[];
 }
 
-/** How many due deliveries one claim looks at, oldest first, before choosing among them. */
-const CLAIM_SCAN = 500;
+/**
+ * How many due deliveries one claim looks at, oldest first, before choosing among them: the window
+ * functions cost in proportion (2.4 ms for 500 on SQLite, 0.5 ms for 100). A claim that finds one busy
+ * URL's backlog fills one chain; the dispatcher claims again at once for the others.
+ */
+const CLAIM_SCAN = 100;
 
 /**
  * Claims due deliveries, oldest first, in one statement: at most `perTarget` of a URL, from at most
@@ -145,6 +149,34 @@ export async function claimDueDeliveries(
   );
 }
 
+/**
+ * Claims, for a chain that is going on, the next due deliveries of its own URL (at most `limit`), under
+ * the same claim; answers them in due order.
+ */
+export async function claimMoreOfUrl(
+  db: Executor,
+  dialect: 'sqlite' | 'postgres',
+  request: { now: number; claim: string; until: number; url: string; limit: number },
+): Promise<Delivery[]> {
+  const { now, claim, until, url, limit } = request;
+  const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
+  const { rows } = await sql<Delivery>`
+    update deliveries set claim = ${claim}, claimed_until = ${until}, updated_at = ${now}
+    where id in (
+      select id from deliveries
+      where url = ${url} and state = 'pending' and next_attempt_at <= ${now}
+        and (claimed_until is null or claimed_until <= ${now})
+      order by next_attempt_at, id
+      limit ${limit}
+      ${lock}
+    )
+    returning *`.execute(db);
+  return rows.sort(
+    (a, b) =>
+      Number(a.next_attempt_at) - Number(b.next_attempt_at) || Number(a.created_at) - Number(b.created_at),
+  );
+}
+
 /** Gives back claimed deliveries not attempted (the rest of a chain whose receiver just failed). */
 export async function releaseDeliveries(db: Executor, ids: readonly string[], claim: string): Promise<void> {
   if (ids.length === 0) return;
@@ -166,43 +198,70 @@ export interface AttemptOutcome {
   nextAttemptAt: number | null;
 }
 
+/** An attempt to record: the delivery (as claimed) and how the attempt went. */
+export interface AttemptRecord {
+  delivery: Pick<Delivery, 'id' | 'attempt_count'>;
+  outcome: AttemptOutcome;
+}
+
 /**
- * Records an attempt of a delivery this claim holds, and moves the delivery on; false (nothing written)
- * when the claim was lost meanwhile: its holder ran out of time and another dispatcher took it.
+ * Records attempts of deliveries this claim holds, and moves each delivery on, in a few statements
+ * whatever their number (one update per outcome, one insert). A delivery whose claim was lost meanwhile
+ * (its holder ran out of time and another dispatcher took it) is left alone; answers the ids recorded.
  */
-export async function recordDeliveryAttempt(
+export async function recordDeliveryAttempts(
   trx: Transaction<Database>,
-  deliveryId: string,
   claim: string,
-  outcome: AttemptOutcome,
-): Promise<boolean> {
-  const moved = await trx
-    .updateTable('deliveries')
-    .set((eb) => ({
-      state: outcome.state,
-      attempt_count: eb('attempt_count', '+', 1),
-      next_attempt_at: outcome.nextAttemptAt,
-      claim: null,
-      claimed_until: null,
-      updated_at: outcome.at,
-    }))
-    .where('id', '=', deliveryId)
-    .where('claim', '=', claim)
-    .returning('attempt_count')
-    .executeTakeFirst();
-  if (!moved) return false;
-  await trx
-    .insertInto('delivery_attempts')
-    .values({
-      delivery_id: deliveryId,
-      number: Number(moved.attempt_count),
-      at: outcome.at,
-      status_code: outcome.statusCode,
-      latency_ms: outcome.latencyMs,
-      error: outcome.error,
-    })
-    .execute();
-  return true;
+  records: readonly AttemptRecord[],
+): Promise<Set<string>> {
+  const groups = new Map<string, AttemptRecord[]>();
+  for (const record of records) {
+    const { state, nextAttemptAt } = record.outcome;
+    const key = `${state}:${nextAttemptAt}`;
+    groups.set(key, [...(groups.get(key) ?? []), record]);
+  }
+  const recorded = new Set<string>();
+  for (const group of groups.values()) {
+    const { state, nextAttemptAt } = (group[0] as AttemptRecord).outcome;
+    const at = Math.max(...group.map((r) => r.outcome.at));
+    const moved = await trx
+      .updateTable('deliveries')
+      .set((eb) => ({
+        state,
+        attempt_count: eb('attempt_count', '+', 1),
+        next_attempt_at: nextAttemptAt,
+        claim: null,
+        claimed_until: null,
+        updated_at: at,
+      }))
+      .where(
+        'id',
+        'in',
+        group.map((r) => r.delivery.id),
+      )
+      .where('claim', '=', claim)
+      .returning('id')
+      .execute();
+    for (const row of moved) recorded.add(row.id);
+  }
+  const rows = records
+    .filter((r) => recorded.has(r.delivery.id))
+    .map((r) => ({
+      delivery_id: r.delivery.id,
+      // The claim held the delivery since it was read: nobody else attempted it meanwhile.
+      number: r.delivery.attempt_count + 1,
+      at: r.outcome.at,
+      status_code: r.outcome.statusCode,
+      latency_ms: r.outcome.latencyMs,
+      error: r.outcome.error,
+    }));
+  for (let i = 0; i < rows.length; i += 500) {
+    await trx
+      .insertInto('delivery_attempts')
+      .values(rows.slice(i, i + 500))
+      .execute();
+  }
+  return recorded;
 }
 
 /**

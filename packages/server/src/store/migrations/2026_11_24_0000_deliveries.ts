@@ -60,6 +60,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .column('next_attempt_at')
     .where(sql.ref('state'), '=', 'pending')
     .execute();
+  // A chain going on with its own URL's next due deliveries.
+  await db.schema
+    .createIndex('deliveries_url_due')
+    .on('deliveries')
+    .columns(['url', 'next_attempt_at'])
+    .where(sql.ref('state'), '=', 'pending')
+    .execute();
   // The targets some dispatcher is delivering to right now, which a claim passes over.
   await db.schema
     .createIndex('deliveries_claimed')
