@@ -19,13 +19,15 @@ const ENV = {
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the API answer as JSON
+type Json = any;
+
 async function call(
   baseUrl: string,
   key: string,
   method: string,
   path: string,
   body?: unknown,
-): Promise<any> {
+): Promise<Json> {
   const res = await fetch(`${baseUrl}/v1${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
