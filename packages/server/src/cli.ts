@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { systemClock } from './clock.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { isCurrencyCode } from './domain/currencies.ts';
+import { EVENT_TYPES } from './events/types.ts';
 import {
   createMerchant,
   type Rolled,
@@ -16,6 +17,7 @@ import {
 import { type ReconcileReport, reconcile } from './flows/reconcile.ts';
 import { checkStoredSecrets, rotateSecrets, secretBoxFor } from './flows/secrets.ts';
 import { keyEnvironmentFor } from './ids.ts';
+import { listen } from './listen.ts';
 import { processorFor } from './processor/index.ts';
 import { type Db, openDb } from './store/db.ts';
 import { migrateToLatest } from './store/migrations/index.ts';
@@ -29,7 +31,8 @@ const USAGE = `Usage:
   group-checkout merchant update --merchant ID --processor-account acct_… [--json]
   group-checkout merchant keys roll --merchant ID [--signing-secret | --webhook-secret | --publishable] [--json]
   group-checkout secrets rotate [--json]
-  group-checkout reconcile [--json]`;
+  group-checkout reconcile [--json]
+  group-checkout listen --forward-to URL [--api-key svc_sk_…] [--api-base URL] [--events TYPE,…] [--secret whsec_…] [--json]`;
 
 /** What `merchant keys roll` replaces with a grace period for the old one (docs/operations.md#keys). */
 const GRACEFUL_ROLLS: Record<
@@ -107,6 +110,60 @@ function origin(raw: string): string {
   return url.origin;
 }
 
+async function runListen(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      'forward-to': { type: 'string' },
+      'api-key': { type: 'string' },
+      'api-base': { type: 'string' },
+      events: { type: 'string' },
+      secret: { type: 'string' },
+      'interval-ms': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const forwardTo = values['forward-to'];
+  if (!forwardTo) throw new UsageError('listen needs --forward-to URL, such as http://localhost:3000/hooks');
+  if (!/^https?:\/\/./.test(forwardTo))
+    throw new UsageError(`--forward-to must be an http(s) URL, got "${forwardTo}"`);
+  const apiKey = values['api-key'] ?? process.env.GROUP_CHECKOUT_API_KEY;
+  if (!apiKey?.startsWith('svc_sk_'))
+    throw new UsageError(
+      "listen needs the merchant's secret key (svc_sk_…): --api-key or GROUP_CHECKOUT_API_KEY",
+    );
+  const apiBase =
+    values['api-base'] ??
+    process.env.GROUP_CHECKOUT_API_BASE ??
+    process.env.PUBLIC_BASE_URL ??
+    'http://localhost:4000/v1';
+  const events = (values.events ?? '').split(',').filter(Boolean);
+  const unknown = events.filter((type) => !(EVENT_TYPES as readonly string[]).includes(type));
+  if (unknown.length > 0)
+    throw new UsageError(
+      `--events: unknown event type ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}`,
+    );
+  if (values.secret !== undefined && !/^whsec_[A-Za-z0-9+/]{16,}={0,2}$/.test(values.secret))
+    throw new UsageError('--secret must be a whsec_… secret');
+  const intervalMs = Number(values['interval-ms'] ?? 1000);
+  if (!Number.isInteger(intervalMs) || intervalMs < 100 || intervalMs > 60_000)
+    throw new UsageError('--interval-ms must be a whole number from 100 to 60000');
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  process.once('SIGTERM', () => stop.abort());
+  await listen({
+    apiKey,
+    apiBase,
+    forwardTo,
+    events,
+    secret: values.secret,
+    intervalMs,
+    json: values.json,
+    signal: stop.signal,
+    out: (line) => process.stdout.write(`${line}\n`),
+  });
+}
+
 async function run(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'help' || command === '--help' || command === '-h') {
@@ -114,6 +171,8 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
   if (!command) throw new UsageError('no command given; run group-checkout --help for the commands');
+  // listen is a client of the API, like a merchant's server: it needs a key and an address, no database.
+  if (command === 'listen') return runListen(rest);
   const config = loadConfig();
   // The server (Fastify, the routes, the workers) is loaded only to serve: the other commands start faster.
   if (command === 'serve') return (await import('./main.ts')).serve(config);
