@@ -9,7 +9,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { isPublicAddress } from '../domain/addresses.ts';
 
-export interface SendResult {
+interface SendResult {
   /** The receiver's HTTP status; null when none came. */
   statusCode: number | null;
   /** From the start of the attempt to the answer's headers (or the failure). */
@@ -18,7 +18,7 @@ export interface SendResult {
   error: string | null;
 }
 
-export interface WebhookRequest {
+interface WebhookRequest {
   url: string;
   eventId: string;
   body: string;
@@ -29,12 +29,12 @@ export interface WebhookRequest {
 }
 
 /** `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64 part of a whsec_ secret. */
-export function signatureOf(id: string, timestamp: number, body: string, secret: string): string {
+function signatureOf(id: string, timestamp: number, body: string, secret: string): string {
   const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
-export function webhookHeaders(request: WebhookRequest): Record<string, string> {
+function webhookHeaders(request: WebhookRequest): Record<string, string> {
   return {
     'content-type': 'application/json',
     'user-agent': 'GroupCheckout-Webhooks/1.0',

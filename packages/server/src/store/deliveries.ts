@@ -278,16 +278,6 @@ export async function failPendingDeliveriesTo(db: Executor, webhookId: string, n
     .execute();
 }
 
-/** The soonest moment a pending delivery is due, if any is. */
-export async function findNextDueAt(db: Executor): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('deliveries')
-    .select((eb) => eb.fn.min('next_attempt_at').as('at'))
-    .where('state', '=', 'pending')
-    .executeTakeFirst();
-  return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
-}
-
 /** Payloads of events, by id. */
 export async function findEventPayloads(
   db: Executor,
