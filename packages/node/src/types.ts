@@ -228,6 +228,8 @@ export interface Delivery {
   attempts: DeliveryAttempt[];
   /** When the next try is due, or null when none is. */
   next_attempt_at: string | null;
+  /** When the delivery was made: when the event was fanned out, or redelivered. */
+  created_at: string;
 }
 
 /** An event with its deliveries (GET /events/{eventId}, POST /events/{eventId}/redeliver). */

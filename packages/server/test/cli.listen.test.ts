@@ -37,7 +37,11 @@ describe('group-checkout listen', () => {
       process.execPath,
       [BIN, 'listen', '--forward-to', receiver.url, '--api-base', `${t.baseUrl}/v1`, '--interval-ms', '100'],
       {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', GROUP_CHECKOUT_API_KEY: t.merchant.secretKey },
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '/tmp',
+          GROUP_CHECKOUT_API_KEY: t.merchant.secretKey,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

@@ -85,3 +85,26 @@ export const hooksOf = <H>(hooks: H | H[] | undefined): H[] =>
 /** Whether a route's body schema is NoBody. */
 export const takesNoBody = (schema: { body?: unknown } | undefined): boolean =>
   (schema?.body as { 'x-no-body'?: boolean } | undefined)?.['x-no-body'] === true;
+
+/**
+ * Query integers must be written in decimal digits. Schema coercion would read `0x10` as 16 or `1e2` as
+ * 100 (it uses JavaScript's Number); those spellings are refused before it sees them. Plain bad values
+ * (`abc`, `-1`, `2.5`) are left to the schema, which names the rule they break.
+ */
+export function decimalQuery(names: string[]): preValidationHookHandler {
+  return (request, _reply, done) => {
+    const query = request.query as Record<string, unknown>;
+    for (const name of names) {
+      const value = query[name];
+      if (Array.isArray(value))
+        return done(new ServiceError('invalid_request', { message: `${name} must be given once` }));
+      const odd =
+        typeof value === 'string' && Number.isFinite(Number(value)) && !/^-?\d+(\.\d*)?$/.test(value);
+      if (odd)
+        return done(
+          new ServiceError('invalid_request', { message: `${name} must be written in decimal digits` }),
+        );
+    }
+    done();
+  };
+}

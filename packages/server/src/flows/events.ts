@@ -7,6 +7,7 @@ import type { Delivery, DeliveryAttempt } from '../store/deliveries.ts';
 import { insertDeliveries, listDeliveriesOfEvent } from '../store/deliveries.ts';
 import { type EventListFilter, type EventRow, findEvent, listEvents } from '../store/events.ts';
 import { currentTargets, newDelivery } from './deliveries.ts';
+import { type AnswerSpec, recordAnswer } from './idempotency.ts';
 
 export interface EventDetail {
   event: EventPayload;
@@ -43,19 +44,27 @@ export async function getEventDetail(deps: Deps, merchantId: string, eventId: st
  * subscribed to its type and enabled), due at once; earlier deliveries stay as they are. Answers the
  * event with all its deliveries.
  */
-export async function redeliverEvent(deps: Deps, merchantId: string, eventId: string): Promise<EventDetail> {
+export async function redeliverEvent(
+  deps: Deps,
+  merchantId: string,
+  eventId: string,
+  answer?: AnswerSpec<EventDetail>,
+): Promise<EventDetail> {
   const now = deps.clock.now();
   const row = await findEvent(deps.db.kysely, merchantId, eventId);
   if (!row) throw new ServiceError('event_not_found');
-  await deps.db.kysely.transaction().execute(async (trx) => {
+  return deps.db.kysely.transaction().execute(async (trx) => {
     const targets = await currentTargets(deps, trx, row);
     await insertDeliveries(
       trx,
       targets.map((target) => newDelivery(row, target, now)),
     );
+    // The dispatcher hears of it as of a new event: the fresh deliveries are due now.
     await deps.db.events.announce(trx);
+    const detail = { event: payloadOf(row), deliveries: await listDeliveriesOfEvent(trx, row.id) };
+    await recordAnswer(trx, answer, detail);
+    return detail;
   });
-  return { event: payloadOf(row), deliveries: await listDeliveriesOfEvent(deps.db.kysely, row.id) };
 }
 
 const payloadOf = (row: EventRow): EventPayload => JSON.parse(row.payload) as EventPayload;

@@ -7,6 +7,7 @@ import { paidAmountOf } from '../domain/members.ts';
 import { formatRate } from '../domain/money.ts';
 import { chargeIds, paymentOf, type RefundFacts, refundsOf } from '../domain/settling.ts';
 import type { Attempt } from '../store/attempts.ts';
+import type { Delivery, DeliveryAttempt } from '../store/deliveries.ts';
 import type { Member } from '../store/members.ts';
 import type { Session, SessionListItem } from '../store/sessions.ts';
 import type { WebhookEndpoint } from '../store/webhooks.ts';
@@ -249,4 +250,25 @@ export const endpointToWire = (e: WebhookEndpoint) => ({
   url: e.url,
   events: e.events,
   created_at: toIso(e.createdAt),
+  disabled_at: e.disabledAt === null ? null : toIso(e.disabledAt),
 });
+
+export const deliveryToWire = (d: Delivery & { attempts: DeliveryAttempt[] }) => ({
+  id: d.id,
+  webhook_id: d.webhook_id,
+  url: d.url,
+  state: d.state,
+  attempts: d.attempts.map((a) => ({
+    at: toIso(Number(a.at)),
+    status_code: a.status_code,
+    latency_ms: a.latency_ms,
+    error: a.error,
+  })),
+  next_attempt_at: d.next_attempt_at === null ? null : toIso(Number(d.next_attempt_at)),
+  created_at: toIso(Number(d.created_at)),
+});
+
+export const eventDetailToWire = (detail: {
+  event: object;
+  deliveries: (Delivery & { attempts: DeliveryAttempt[] })[];
+}) => ({ ...detail.event, deliveries: detail.deliveries.map(deliveryToWire) });

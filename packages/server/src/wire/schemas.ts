@@ -233,6 +233,9 @@ export const WebhookEndpointSchema = Type.Object({
   url: Type.String({ format: 'uri' }),
   events: Type.Array(Type.String()),
   created_at: Timestamp,
+  disabled_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'When a 410 answer disabled the endpoint; null while it is enabled.',
+  }),
 });
 
 const CartViewSchema = Type.Object({
@@ -325,4 +328,34 @@ export const EventSchema = Type.Object({
     member: Type.Optional(MemberSchema),
     transfer: Type.Optional(Type.String()),
   }),
+});
+
+/** One attempt of a delivery. */
+const DeliveryAttemptSchema = Type.Object({
+  at: Timestamp,
+  status_code: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'The receiver’s HTTP status; null when no answer came.',
+  }),
+  latency_ms: Type.Integer(),
+  error: Type.Union([Type.String(), Type.Null()], { description: 'What went wrong; null on a 2xx answer.' }),
+});
+
+/** An event's delivery to one target, with every attempt (docs/api.md#events-api). */
+export const DeliverySchema = Type.Object({
+  id: Type.String({ description: 'dlv_…' }),
+  webhook_id: Type.Union([Type.String(), Type.Null()], {
+    description: 'The endpoint delivered to; null for the session’s webhook_url.',
+  }),
+  url: Type.String(),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
+  attempts: Type.Array(DeliveryAttemptSchema),
+  next_attempt_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'When the next attempt is due; null once delivered or failed.',
+  }),
+  created_at: Timestamp,
+});
+
+export const EventDetailSchema = Type.Object({
+  ...EventSchema.properties,
+  deliveries: Type.Array(DeliverySchema),
 });

@@ -70,8 +70,15 @@ for (const dialect of DIALECTS) {
             url: 'https://a.example/hook',
             events: ['group.funded'],
             created_at: a.body.created_at,
+            disabled_at: null,
           },
-          { id: b.body.id, url: 'https://b.example/hook', events: ['*'], created_at: b.body.created_at },
+          {
+            id: b.body.id,
+            url: 'https://b.example/hook',
+            events: ['*'],
+            created_at: b.body.created_at,
+            disabled_at: null,
+          },
         ]);
         const text = (await t.request('GET', '/v1/webhooks', { key: m.secretKey })).text;
         assert.ok(!text.includes('whsec_'), 'no secret in the list');

@@ -39,7 +39,7 @@ const ALLOWED: Record<string, string[]> = {
     'processor',
   ],
   processor: ['processor', 'domain', 'store', 'ids.ts', 'clock.ts', 'config.ts'],
-  events: ['events', 'wire', 'store', 'ids.ts', 'clock.ts'],
+  events: ['events', 'wire', 'store', 'domain', 'ids.ts', 'clock.ts'],
   wire: ['wire', 'domain', 'events', 'clock.ts'],
   store: ['store', 'domain', 'ids.ts'],
   domain: ['domain'],

@@ -7,6 +7,9 @@ import type { Deps } from '../../deps.ts';
 import { type AuthRequirement, allowBrowser, authenticate, CORS_ALLOWED_HEADERS } from '../auth.ts';
 import { idempotentPosts } from '../idempotency.ts';
 import { hooksOf } from '../schemas.ts';
+import * as eventsGet from './events.get.ts';
+import * as eventsList from './events.list.ts';
+import * as eventsRedeliver from './events.redeliver.ts';
 import * as merchantsMe from './merchants.me.ts';
 import * as sessionsCancel from './sessions.cancel.ts';
 import * as sessionsCreate from './sessions.create.ts';
@@ -17,12 +20,17 @@ import * as testHelpersExpire from './test-helpers.expire.ts';
 import * as webhooksCreate from './webhooks.create.ts';
 import * as webhooksDelete from './webhooks.delete.ts';
 import * as webhooksList from './webhooks.list.ts';
+import * as webhooksRotateSecret from './webhooks.rotate-secret.ts';
 
 const OPERATIONS = [
   merchantsMe,
   webhooksList,
   webhooksCreate,
   webhooksDelete,
+  webhooksRotateSecret,
+  eventsList,
+  eventsGet,
+  eventsRedeliver,
   sessionsCreate,
   sessionsList,
   sessionsGet,

@@ -1,14 +1,12 @@
 // GET /sessions — the merchant's sessions, newest first, paged by a millisecond cursor (docs/api.md#list-sessions).
-import type { preValidationHookHandler } from 'fastify';
 import Type from 'typebox';
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
-import { ServiceError } from '../../errors.ts';
 import { listMerchantSessions } from '../../flows/sessions.ts';
 import { sessionListItemToWire } from '../../wire/mappers.ts';
 import { SessionListItemSchema } from '../../wire/schemas.ts';
 import { callerOf } from '../auth.ts';
-import { AUTH_ERRORS, rateLimitConfig, responses } from '../schemas.ts';
+import { AUTH_ERRORS, decimalQuery, rateLimitConfig, responses } from '../schemas.ts';
 
 const DEFAULT_PAGE_SIZE = 25;
 const MAX_PAGE_SIZE = 100;
@@ -32,29 +30,6 @@ const SessionList = Type.Object({
   has_more: Type.Boolean(),
   next_cursor: Type.Union([Type.Integer(), Type.Null()]),
 });
-
-/**
- * Query integers must be written in decimal digits. Schema coercion would read `0x10` as 16 or `1e2` as
- * 100 (it uses JavaScript's Number); those spellings are refused before it sees them. Plain bad values
- * (`abc`, `-1`, `2.5`) are left to the schema, which names the rule they break.
- */
-function decimalQuery(names: string[]): preValidationHookHandler {
-  return (request, _reply, done) => {
-    const query = request.query as Record<string, unknown>;
-    for (const name of names) {
-      const value = query[name];
-      if (Array.isArray(value))
-        return done(new ServiceError('invalid_request', { message: `${name} must be given once` }));
-      const odd =
-        typeof value === 'string' && Number.isFinite(Number(value)) && !/^-?\d+(\.\d*)?$/.test(value);
-      if (odd)
-        return done(
-          new ServiceError('invalid_request', { message: `${name} must be written in decimal digits` }),
-        );
-    }
-    done();
-  };
-}
 
 export function register(app: App, deps: Deps) {
   app.get(
