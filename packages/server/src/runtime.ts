@@ -31,7 +31,7 @@ const REDACTED_PATHS = [
   '*.card',
 ];
 
-/** @internal Exported for the tests, which capture the log. */
+/** The service's logger, with credentials redacted; tests and benchmarks give it their own destination. */
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
   const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
   return destination ? pino(options, destination) : pino(options);

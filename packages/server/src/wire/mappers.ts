@@ -253,7 +253,7 @@ export const endpointToWire = (e: WebhookEndpoint) => ({
   disabled_at: e.disabledAt === null ? null : toIso(e.disabledAt),
 });
 
-export const deliveryToWire = (d: Delivery & { attempts: DeliveryAttempt[] }) => ({
+const deliveryToWire = (d: Delivery & { attempts: DeliveryAttempt[] }) => ({
   id: d.id,
   webhook_id: d.webhook_id,
   url: d.url,
