@@ -375,6 +375,7 @@ interface State {
   sessions: PoolSession[];
   shares: string[];
   webhooks: string[];
+  events: string[];
 }
 
 const newest = <T>(list: T[], i: number): T | undefined =>
@@ -390,7 +391,9 @@ function resolveParam(state: State, name: string, pick: ParamPick): string {
         ? state.shares
         : name === 'webhookId'
           ? state.webhooks
-          : ['webhooks', 'sessions', 'session', 'merchants/me', 'anything/else'];
+          : name === 'eventId'
+            ? state.events
+            : ['webhooks', 'sessions', 'session', 'merchants/me', 'anything/else'];
   return newest(list, pick.pool) ?? 'none_yet';
 }
 
@@ -643,6 +646,13 @@ async function freshSessions(state: State, count: number) {
   }
 }
 
+async function refreshEvents(state: State) {
+  if (state.sessions.length === 0) await freshSessions(state, 2);
+  const list = await state.t.request('GET', '/v1/events?limit=20', { key: state.t.merchant.secretKey });
+  assert.equal(list.status, 200, list.text);
+  state.events = list.body.data.map((e: { id: string }) => e.id);
+}
+
 async function refreshWebhooks(state: State) {
   const key = state.t.merchant.secretKey;
   let list = await state.t.request('GET', '/v1/webhooks', { key });
@@ -667,6 +677,10 @@ const OPERATIONS = [
   'GET /v1/webhooks',
   'POST /v1/webhooks',
   'DELETE /v1/webhooks/:webhookId',
+  'POST /v1/webhooks/:webhookId/rotate_secret',
+  'GET /v1/events',
+  'GET /v1/events/:eventId',
+  'POST /v1/events/:eventId/redeliver',
   'POST /v1/sessions',
   'GET /v1/sessions',
   'GET /v1/sessions/:sessionId',
@@ -707,6 +721,7 @@ for (const dialect of DIALECTS) {
         sessions: [],
         shares: [],
         webhooks: [],
+        events: [],
       };
       agent = new Agent({ keepAlive: true, maxSockets: 1 });
     });
@@ -733,6 +748,7 @@ for (const dialect of DIALECTS) {
         const needsSessions = /:sessionId|^\/api\/v1\/(session|shares)/.test(op.url);
         if (needsSessions) await freshSessions(state, 4);
         if (op.url.includes('/webhooks')) await refreshWebhooks(state);
+        if (op.url.includes('/events')) await refreshEvents(state);
         const logStart = state.t.logLines.length;
         const statuses = new Map<string, number>();
         const breaches = new Map<string, { count: number; example: string }>();
