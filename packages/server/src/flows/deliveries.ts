@@ -93,36 +93,33 @@ export function newDelivery(
 }
 
 /**
- * Fans out events not fanned out yet, a batch per transaction (on PostgreSQL each batch's events are
- * locked, so several dispatchers share the work); answers how many deliveries were made.
+ * Fans out the oldest events not fanned out yet, one batch in one transaction (on PostgreSQL the batch's
+ * events are locked, so several dispatchers share the work); answers whether a full batch was found, in
+ * which case more may be waiting. One batch at a time lets deliveries start while a backlog is fanned out.
  */
-export async function fanOutEvents(deps: Deps): Promise<number> {
-  let made = 0;
-  for (;;) {
-    const { events, deliveries } = await deps.db.kysely.transaction().execute(async (trx) => {
-      const now = deps.clock.now();
-      const events = await lockUndispatchedEvents(trx, deps.db.dialect, FAN_OUT_BATCH);
-      const endpointsOf = new Map<string, Awaited<ReturnType<typeof listWebhookEndpoints>>>();
-      const deliveries: Delivery[] = [];
-      for (const event of events) {
-        let endpoints = endpointsOf.get(event.merchantId);
-        if (!endpoints) {
-          endpoints = await listWebhookEndpoints(trx, deps.db.secrets, event.merchantId);
-          endpointsOf.set(event.merchantId, endpoints);
-        }
-        for (const target of targetsOf(event, endpoints)) deliveries.push(newDelivery(event, target, now));
+export async function fanOutEvents(deps: Deps): Promise<boolean> {
+  const fanned = await deps.db.kysely.transaction().execute(async (trx) => {
+    const now = deps.clock.now();
+    const events = await lockUndispatchedEvents(trx, deps.db.dialect, FAN_OUT_BATCH);
+    const endpointsOf = new Map<string, Awaited<ReturnType<typeof listWebhookEndpoints>>>();
+    const deliveries: Delivery[] = [];
+    for (const event of events) {
+      let endpoints = endpointsOf.get(event.merchantId);
+      if (!endpoints) {
+        endpoints = await listWebhookEndpoints(trx, deps.db.secrets, event.merchantId);
+        endpointsOf.set(event.merchantId, endpoints);
       }
-      await insertDeliveries(trx, deliveries);
-      await markEventsDispatched(
-        trx,
-        events.map((e) => e.id),
-        now,
-      );
-      return { events, deliveries };
-    });
-    made += deliveries.length;
-    if (events.length < FAN_OUT_BATCH) return made;
-  }
+      for (const target of targetsOf(event, endpoints)) deliveries.push(newDelivery(event, target, now));
+    }
+    await insertDeliveries(trx, deliveries);
+    await markEventsDispatched(
+      trx,
+      events.map((e) => e.id),
+      now,
+    );
+    return events.length;
+  });
+  return fanned === FAN_OUT_BATCH;
 }
 
 /** Due deliveries to one URL, claimed together and sent one after another, oldest first. */

@@ -60,7 +60,8 @@ export async function startDispatcher(deps: Deps): Promise<Loop> {
     try {
       do {
         again = false;
-        await fanOutEvents(deps);
+        // A full batch means more may wait: go round again, claiming in between.
+        if (await fanOutEvents(deps)) again = true;
         const free = deps.config.webhookConcurrency - running.size;
         if (free <= 0) continue;
         const chains = await claimChains(deps, {
