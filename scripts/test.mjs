@@ -1,4 +1,4 @@
-// Runs every *.test.ts under packages/*/test with Node's test runner (through tsx), and says up front
+// Runs every *.test.ts under packages/*/test and examples/*/test with Node's test runner (through tsx), and says up front
 // which suites will be skipped for want of a server, so a local run never hides what it did not test;
 // the closing "skipped" count includes those suites (scripts/test-reporter.mjs).
 import { spawnSync } from 'node:child_process';
@@ -18,8 +18,8 @@ function find(dir) {
 }
 
 const filter = process.argv.slice(2);
-const files = readdirSync('packages')
-  .map((pkg) => join('packages', pkg, 'test'))
+const files = ['packages', 'examples']
+  .flatMap((top) => readdirSync(top).map((pkg) => join(top, pkg, 'test')))
   .filter((dir) => statSync(dir, { throwIfNoEntry: false })?.isDirectory())
   .flatMap(find)
   .filter((file) => filter.length === 0 || filter.some((f) => file.includes(f)))
