@@ -54,6 +54,8 @@ export interface Config {
   ipBlocklist: BlockList;
   ipBlocklistText: string;
   stripeSecretKey: string | undefined;
+  /** Stripe's publishable key, for the Payment Element on the hosted pages (STRIPE_PUBLISHABLE_KEY). */
+  stripePublishableKey: string | undefined;
   rateLimits: Record<RateLimitName, number>;
   logLevel: string;
   /** Expiry sweeper period, milliseconds. */
@@ -242,6 +244,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (stripeSecretKey && !/^(sk|rk)_(test|live)_/.test(stripeSecretKey)) {
     throw new ConfigError('STRIPE_SECRET_KEY must be a Stripe secret key (sk_test_… or sk_live_…)');
   }
+  const stripePublishableKey = env.STRIPE_PUBLISHABLE_KEY || undefined;
+  if (stripePublishableKey && !/^pk_(test|live)_/.test(stripePublishableKey)) {
+    throw new ConfigError('STRIPE_PUBLISHABLE_KEY must be a Stripe publishable key (pk_test_… or pk_live_…)');
+  }
   const rateLimits = { ...DEFAULT_RATE_LIMITS } as Record<RateLimitName, number>;
   for (const name of Object.keys(DEFAULT_RATE_LIMITS) as RateLimitName[]) {
     rateLimits[name] = integer(env, `RATE_LIMIT_${name}`, DEFAULT_RATE_LIMITS[name], 1, 1_000_000);
@@ -312,6 +318,7 @@ export function loadConfig(env: Env = process.env): Config {
     ipBlocklist: parseBlocklist(ipBlocklistText),
     ipBlocklistText,
     stripeSecretKey,
+    stripePublishableKey,
     rateLimits,
     logLevel,
     sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 2000, 100, 60_000),

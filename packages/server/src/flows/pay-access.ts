@@ -64,3 +64,9 @@ export async function loadShare(
   const attempts = member.status === 'pending' ? [] : await listSessionAttempts(deps.db.kysely, session.id);
   return { session, member, merchantName: await merchantNameOf(deps, session), attempts };
 }
+
+/** A share as its page shows it: loadShare, and the group's members for its progress. */
+export async function loadSharePage(deps: Deps, shareId: string) {
+  const share = await loadShare(deps, shareId);
+  return { ...share, members: await listMembers(deps.db.kysely, share.session.id) };
+}

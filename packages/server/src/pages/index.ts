@@ -1,20 +1,220 @@
-// The hosted pages and the browser SDK's assets under {pay_url} (docs/architecture.md). Their headers
-// differ from the APIs': a Content-Security-Policy that frames them nowhere but where the session
-// allows, no referrer (page URLs carry tokens), and no MIME sniffing. The pages themselves and the SDK
-// are registered here by the hosted-pages work; until then this plugin serves no route, and the hook
-// below is what every route added to it will answer with.
+// The hosted pages under {pay_url} (docs/api.md#hosted-pages-and-embedding, docs/architecture.md): the
+// organizer's page and the group's page at /session/:id?access=…, a member's page at /s/:shareId, and the
+// assets they load. An encapsulated plugin with its own headers: a Content-Security-Policy that lets the
+// page be framed only where its session allows (and nowhere outside embed mode), no referrer (page URLs
+// carry tokens), no MIME sniffing. Pages are rendered on the server from the same data the pay-page API
+// answers; their scripts take over from there. A refusal is a page in words, never JSON or a stack trace.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { rateLimitConfig } from '../api/schemas.ts';
 import type { App } from '../app.ts';
 import type { Deps } from '../deps.ts';
+import { ServiceError } from '../errors.ts';
+import { loadPayPage, loadSharePage, sessionForToken } from '../flows/pay-access.ts';
+import type { Session } from '../store/sessions.ts';
+import { payLinks, payPageToWire, shareToWire } from '../wire/mappers.ts';
+import { encodedBody, type PageScript, pageAssets } from './assets.ts';
+import { pickLocale } from './format.ts';
+import type { Html } from './html.ts';
+import { layout, type Theme } from './layout.ts';
+import { groupView, organizerView, problemView, shareView } from './views/pages.ts';
+import { draftOf } from './views/setup.ts';
+import type { PageContext, PageSession, PageShare } from './views/types.ts';
 
-const PAGE_HEADERS = {
-  'content-security-policy': "default-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+const STRIPE_JS = 'https://js.stripe.com';
+
+/** The Content-Security-Policy of a page: framed by `ancestors` only ("'none'" outside embed mode). */
+export function pagePolicy(ancestors: readonly string[], stripe: boolean): string {
+  return [
+    "default-src 'self'",
+    // Item thumbnails are the merchant's https images; images cannot run code.
+    "img-src 'self' https: data:",
+    stripe ? `script-src 'self' ${STRIPE_JS}` : "script-src 'self'",
+    stripe ? `frame-src ${STRIPE_JS} https://hooks.stripe.com` : "frame-src 'none'",
+    stripe ? "connect-src 'self' https://api.stripe.com" : "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    `frame-ancestors ${ancestors.length > 0 ? ancestors.join(' ') : "'none'"}`,
+  ].join('; ');
+}
+
+const BASE_PAGE_HEADERS = {
+  'content-security-policy': pagePolicy([], false),
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
 };
 
-export async function hostedPages(app: App, _options: { deps: Deps }) {
+type PageQuery = Record<string, string | string[] | undefined>;
+const one = (value: string | string[] | undefined): string | undefined =>
+  typeof value === 'string' ? value : undefined;
+
+const THEMES: readonly Theme[] = ['auto', 'light', 'dark'];
+
+/** What the URL asks of the page: embed mode, the parent to post to (only a recorded origin), the theme. */
+function embedding(query: PageQuery, session: Session | undefined) {
+  const embed = one(query.embed) === '1';
+  const recorded = session?.embedOrigins ?? [];
+  const parent = one(query.parent_origin);
+  const parentOrigin = embed && parent && recorded.includes(parent) ? parent : undefined;
+  const themeAsked = one(query.theme) as Theme | undefined;
+  const theme = themeAsked && THEMES.includes(themeAsked) ? themeAsked : 'auto';
+  // Outside embed mode nothing may frame the page; in it, only the recorded origins (never parent_origin).
+  return { embed, parentOrigin, theme, ancestors: embed ? recorded : [] };
+}
+
+export async function hostedPages(app: App, { deps }: { deps: Deps }) {
+  const { config } = deps;
+  const assets = await pageAssets();
+  const assetBase = `${config.payPrefix}/assets`;
+  const apiBase = `${config.payPrefix}/api/v1`;
+  const links = payLinks(config.publicPayUrl);
+  const stripe = deps.processor.name === 'stripe';
+
   app.addHook('onRequest', (_request, reply, done) => {
-    reply.headers(PAGE_HEADERS);
+    reply.headers(BASE_PAGE_HEADERS);
     done();
+  });
+
+  const context = (
+    request: FastifyRequest,
+    e: ReturnType<typeof embedding>,
+    access?: string,
+  ): PageContext => ({
+    apiBase,
+    locale: pickLocale(request.headers['accept-language']),
+    ...(access ? { access } : {}),
+    embed: e.embed,
+    ...(e.parentOrigin ? { parentOrigin: e.parentOrigin } : {}),
+    processor: stripe ? 'stripe' : 'sandbox',
+    ...(config.stripePublishableKey ? { stripePublishableKey: config.stripePublishableKey } : {}),
+  });
+
+  function send(
+    reply: FastifyReply,
+    status: number,
+    e: ReturnType<typeof embedding>,
+    page: { title: string; body: Html; script?: PageScript; data?: unknown; lang: string },
+  ) {
+    return reply
+      .code(status)
+      .header('content-security-policy', pagePolicy(e.ancestors, stripe && page.script !== undefined))
+      .header('cache-control', 'no-store')
+      .type('text/html; charset=utf-8')
+      .send(
+        layout({
+          title: page.title,
+          lang: page.lang,
+          theme: e.theme,
+          embed: e.embed,
+          css: assets.css,
+          ...(page.script ? { script: assets.scripts[page.script] } : {}),
+          assetBase,
+          body: page.body,
+          data: page.data,
+        }),
+      );
+  }
+
+  const problem = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    title: string,
+    text: string,
+  ) =>
+    send(reply, status, embedding(request.query as PageQuery, undefined), {
+      title,
+      lang: 'en',
+      body: problemView(title, text),
+    });
+
+  const read = rateLimitConfig(deps, 'PAY_READ');
+
+  app.get('/session/:sessionId', { schema: { hide: true }, config: read }, async (request, reply) => {
+    const { sessionId } = request.params as { sessionId: string };
+    const query = request.query as PageQuery;
+    const access = one(query.access);
+    if (!access) {
+      return problem(
+        request,
+        reply,
+        403,
+        'This link is incomplete',
+        'The link to this group is missing its access code.',
+      );
+    }
+    const opened = await sessionForToken(deps, access).catch((error: Error) => {
+      if (error instanceof ServiceError && error.code === 'invalid_access_token') return undefined;
+      throw error;
+    });
+    if (!opened || opened.session.id !== sessionId) {
+      return problem(
+        request,
+        reply,
+        403,
+        'This link does not work',
+        'The access code in this link is not valid for this group.',
+      );
+    }
+    const loaded = await loadPayPage(deps, opened);
+    const page = payPageToWire(
+      loaded.session,
+      loaded.members,
+      loaded.role,
+      loaded.merchantName,
+      links,
+    ) as PageSession;
+    const e = embedding(query, opened.session);
+    const ctx = context(request, e, access);
+    const now = deps.clock.now();
+    const organizer = page.role === 'organizer';
+    return send(reply, 200, e, {
+      title: `${organizer ? 'Your group' : 'Join the group'} · ${page.merchant_name}`,
+      lang: ctx.locale,
+      body: organizer ? organizerView(page, ctx, draftOf(page), {}, now) : groupView(page, ctx, now),
+      script: organizer ? 'organizer' : 'group',
+      data: { page, ctx },
+    });
+  });
+
+  app.get('/s/:shareId', { schema: { hide: true }, config: read }, async (request, reply) => {
+    const { shareId } = request.params as { shareId: string };
+    const loaded = await loadSharePage(deps, shareId).catch((error: Error) => {
+      if (error instanceof ServiceError && error.code === 'share_not_found') return undefined;
+      throw error;
+    });
+    if (!loaded) {
+      return problem(request, reply, 404, 'We could not find this share', 'There is no share at this link.');
+    }
+    const share = shareToWire(
+      loaded.session,
+      loaded.member,
+      loaded.merchantName,
+      loaded.attempts,
+      loaded.members,
+    ) as PageShare;
+    const e = embedding(request.query as PageQuery, loaded.session);
+    const ctx = context(request, e);
+    return send(reply, 200, e, {
+      title: `Your share · ${share.merchant_name}`,
+      lang: ctx.locale,
+      body: shareView(share, ctx, deps.clock.now()),
+      script: 'share',
+      data: { share, ctx },
+    });
+  });
+
+  app.get('/assets/:name', { schema: { hide: true }, config: { public: true } }, (request, reply) => {
+    const asset = assets.byName.get((request.params as { name: string }).name);
+    if (!asset) return reply.code(404).type('text/plain; charset=utf-8').send('No such file.');
+    reply
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .header('etag', asset.etag)
+      .header('vary', 'Accept-Encoding')
+      .type(asset.contentType);
+    if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+    const { encoding, body } = encodedBody(asset, request.headers['accept-encoding']);
+    if (encoding) reply.header('content-encoding', encoding);
+    return reply.send(body);
   });
 }

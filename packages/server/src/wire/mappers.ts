@@ -180,6 +180,7 @@ export function shareToWire(
   member: Member,
   merchantName: string,
   attempts: readonly Attempt[] = [],
+  members?: readonly Member[],
 ) {
   return {
     share_id: member.shareId,
@@ -198,8 +199,17 @@ export function shareToWire(
     failure: member.failure,
     payment: paymentToWire(member, attempts),
     cart: cartToWire(session.cart),
+    ...(members ? { group: shareGroupToWire(session, members) } : {}),
   };
 }
+
+/** How far the payer's group is, without who the others are: a share link shows only its own member. */
+const shareGroupToWire = (session: Session, members: readonly Member[]) => ({
+  size: members.length,
+  paid_count: members.filter((m) => m.status === 'paid' || m.status === 'authorized').length,
+  total_cents: session.totalCents,
+  ...amountsToWire(session, members),
+});
 
 export type PageRole = 'organizer' | 'member';
 
@@ -226,6 +236,7 @@ export function payPageToWire(
     total_cents: session.totalCents,
     consumer_fee_rate: formatRate(session.consumerFeePpm),
     expires_at: toIso(session.expiresAt),
+    capture: cfg.capture,
     cart: cartToWire(session.cart),
     group: {
       ...groupToWire(session, members),

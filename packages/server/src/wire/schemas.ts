@@ -280,6 +280,18 @@ export const ShareSchema = Type.Object({
     Type.Null(),
   ]),
   cart: CartViewSchema,
+  group: Type.Optional(
+    Type.Object(
+      {
+        size: Type.Integer({ description: 'Members in the group.' }),
+        paid_count: Type.Integer({ description: 'Members whose share is paid or held.' }),
+        total_cents: Type.Integer(),
+        paid_amount: Type.Integer(),
+        pending_amount: Type.Integer(),
+      },
+      { description: 'How far the group is (GET /shares/{shareId} only); not who the others are.' },
+    ),
+  ),
 });
 
 /** The session as the hosted pages show it (GET {pay_url}/api/v1/session). */
@@ -293,6 +305,7 @@ export const PayPageSchema = Type.Object({
   total_cents: Type.Integer(),
   consumer_fee_rate: Type.Number(),
   expires_at: Timestamp,
+  capture: Type.String({ description: "The session's capture mode: immediate or on_funded." }),
   cart: CartViewSchema,
   group: Type.Object({
     id: Type.String(),

@@ -16,10 +16,20 @@ import * as sessionCover from './session.cover.ts';
 import * as sessionGet from './session.get.ts';
 import * as sessionGroup from './session.group.ts';
 import * as sessionJoin from './session.join.ts';
+import * as sessionRemind from './session.remind.ts';
 import * as sharesGet from './shares.get.ts';
 import * as sharesPay from './shares.pay.ts';
 
-const OPERATIONS = [sessionGet, sessionGroup, sessionJoin, sessionCover, sessionCancel, sharesGet, sharesPay];
+const OPERATIONS = [
+  sessionGet,
+  sessionGroup,
+  sessionJoin,
+  sessionCover,
+  sessionRemind,
+  sessionCancel,
+  sharesGet,
+  sharesPay,
+];
 
 /** Idempotency scope of a pay-page request: the credential that authorized it. */
 const payScope = (request: FastifyRequest) => {

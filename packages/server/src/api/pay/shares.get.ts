@@ -3,7 +3,7 @@
 import Type from 'typebox';
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
-import { loadShare } from '../../flows/pay-access.ts';
+import { loadSharePage } from '../../flows/pay-access.ts';
 import { shareToWire } from '../../wire/mappers.ts';
 import { ShareSchema } from '../../wire/schemas.ts';
 import { rateLimitConfig, withRequestId } from '../schemas.ts';
@@ -21,8 +21,11 @@ export function register(app: App, deps: Deps) {
       config: rateLimitConfig(deps, 'PAY_READ'),
     },
     async (request) => {
-      const { session, member, merchantName, attempts } = await loadShare(deps, request.params.shareId);
-      return shareToWire(session, member, merchantName, attempts);
+      const { session, member, merchantName, attempts, members } = await loadSharePage(
+        deps,
+        request.params.shareId,
+      );
+      return shareToWire(session, member, merchantName, attempts, members);
     },
   );
 }

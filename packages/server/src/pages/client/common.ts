@@ -1,0 +1,330 @@
+// What every hosted page's script does: read the data the server rendered from, call the pay-page API,
+// tell the embedding window what happened (only the recorded parent origin), patch sections of the page
+// as things change without losing what the person is typing, and the card form.
+import { pickLocale } from '../format.ts';
+import type { Html } from '../html.ts';
+import type { PageContext, PageShare } from '../views/types.ts';
+
+export function pageData<T>(): T {
+  const node = document.getElementById('page-data');
+  const data = JSON.parse(node?.textContent ?? '{}') as T & { ctx?: PageContext };
+  // Amounts in the browser's own locale from here on (the server used Accept-Language).
+  if (data.ctx) data.ctx.locale = pickLocale(navigator.language);
+  return data;
+}
+
+export interface ApiAnswer<T = unknown> {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: an API answer is read field by field where it is used
+  body: T & { error?: string; code?: string; details?: string[]; request_id?: string } & Record<string, any>;
+}
+
+const NETWORK_ERROR =
+  'We could not reach Group Checkout. Check your connection and try again; nothing is charged twice.';
+
+/** One call to the pay-page API; a network failure is an answer with status 0 and a message in words. */
+export async function api<T = unknown>(
+  ctx: PageContext,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<ApiAnswer<T>> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method === 'POST') headers['idempotency-key'] = crypto.randomUUID();
+  try {
+    const response = await fetch(ctx.apiBase + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'omit',
+      cache: 'no-store',
+    });
+    const text = await response.text();
+    let parsed: ApiAnswer<T>['body'];
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = { error: `The service answered ${response.status}.` } as ApiAnswer<T>['body'];
+    }
+    return { status: response.status, body: parsed };
+  } catch {
+    return { status: 0, body: { error: NETWORK_ERROR, code: 'network_error' } as ApiAnswer<T>['body'] };
+  }
+}
+
+export type ParentEvent =
+  | 'group.created'
+  | 'group.funded'
+  | 'group.expired'
+  | 'group.cancelled'
+  | 'close'
+  | 'error';
+
+/** Tells the embedding page, when there is one we may tell: only the recorded origin, never '*'. */
+export function notifyParent(
+  ctx: PageContext,
+  type: ParentEvent,
+  sessionId: string,
+  orderRef: string | null,
+) {
+  if (!ctx.embed || !ctx.parentOrigin || window.parent === window) return;
+  window.parent.postMessage(
+    { source: 'group-checkout', type, session_id: sessionId, order_ref: orderRef },
+    ctx.parentOrigin,
+  );
+}
+
+const FINAL_EVENT: Record<string, ParentEvent> = {
+  funded: 'group.funded',
+  cancelled: 'group.cancelled',
+  expired: 'group.expired',
+};
+
+/** The event a final status is reported with, if it is final. */
+export const finalEvent = (status: string): ParentEvent | undefined => FINAL_EVENT[status];
+
+/** In a modal, Escape asks the embedding page to close it. */
+export function closeOnEscape(ctx: PageContext, sessionId: string, orderRef: string | null) {
+  if (!ctx.embed) return;
+  document.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') notifyParent(ctx, 'close', sessionId, orderRef);
+  });
+}
+
+/** Says something to screen readers (and keeps it on screen where the page shows it). */
+export function announce(text: string) {
+  const live = document.getElementById('live');
+  if (live) live.textContent = text;
+}
+
+const rendered = new Map<string, string>();
+
+/**
+ * Puts the sections of `view` (elements with an id directly under #main, and the header) in place of
+ * the page's, each only if its markup changed since it was last rendered, and never one the person is
+ * typing in unless `force` names it. Focus goes back to the element with the same id.
+ */
+export function patch(view: Html, force: readonly string[] = []) {
+  const app = document.getElementById('app');
+  if (!app) return;
+  const next = document.createElement('template');
+  next.innerHTML = view.value;
+  const focusedId = document.activeElement?.id;
+  const nextMain = next.content.querySelector('main');
+  const main = app.querySelector('main');
+  if (!nextMain || !main) {
+    app.replaceChildren(next.content);
+    return;
+  }
+  const header = app.querySelector('header');
+  const nextHeader = next.content.querySelector('header');
+  if (header && nextHeader && header.outerHTML !== nextHeader.outerHTML) header.replaceWith(nextHeader);
+  const wanted = [...nextMain.children].filter((el) => el.id);
+  const current = new Map([...main.children].filter((el) => el.id).map((el) => [el.id, el]));
+  let anchor: Element | null = null;
+  for (const el of wanted) {
+    const old = current.get(el.id);
+    current.delete(el.id);
+    const markup = el.outerHTML;
+    const busy = old?.contains(document.activeElement) && !force.includes(el.id);
+    if (old && (rendered.get(el.id) === markup || busy)) {
+      anchor = old;
+      continue;
+    }
+    if (old) old.replaceWith(el);
+    else if (anchor) anchor.after(el);
+    else main.prepend(el);
+    rendered.set(el.id, markup);
+    anchor = el;
+  }
+  for (const [id, el] of current) {
+    el.remove();
+    rendered.delete(id);
+  }
+  if (focusedId && document.activeElement?.id !== focusedId) document.getElementById(focusedId)?.focus();
+}
+
+/** Records what the server rendered, so the first patch replaces only what changed. */
+export function rememberRendered() {
+  for (const el of document.querySelectorAll('main > [id]')) rendered.set(el.id, el.outerHTML);
+}
+
+/** Keeps every "time left" current. */
+export function tickTimeLeft(format: (expiresAt: string) => string) {
+  setInterval(() => {
+    for (const el of document.querySelectorAll<HTMLElement>('[data-expires]')) {
+      el.textContent = format(el.dataset.expires as string);
+    }
+  }, 15_000);
+}
+
+/** Calls `poll` every `ms` until it answers false (the session is final). */
+export function every(ms: number, poll: () => Promise<boolean>) {
+  const run = async () => {
+    if (await poll().catch(() => true)) setTimeout(run, ms);
+  };
+  setTimeout(run, ms);
+}
+
+/** Copy buttons: the link to the clipboard, and the button says so. */
+export function bindCopyButtons(root: HTMLElement) {
+  root.addEventListener('click', (event) => {
+    const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-copy]');
+    if (!button) return;
+    const text = button.dataset.copy as string;
+    const done = () => {
+      const label = button.firstChild;
+      if (label) label.textContent = 'Copied';
+      announce('Link copied');
+      setTimeout(() => {
+        if (label) label.textContent = button.dataset.copy === text ? 'Copy link' : label.textContent;
+      }, 2000);
+    };
+    const fallback = () => {
+      const input = button.parentElement?.querySelector('input');
+      input?.select();
+      document.execCommand('copy');
+      done();
+    };
+    if (navigator.clipboard) navigator.clipboard.writeText(text).then(done, fallback);
+    else fallback();
+  });
+}
+
+interface StripeLike {
+  elements(options: object): {
+    create(kind: 'payment'): { mount(selector: string): void };
+    submit(): Promise<{ error?: { message?: string } }>;
+  };
+  createPaymentMethod(
+    options: object,
+  ): Promise<{ paymentMethod?: { id: string }; error?: { message?: string } }>;
+}
+
+let stripeReady: Promise<StripeLike> | undefined;
+function loadStripe(key: string): Promise<StripeLike> {
+  stripeReady ??= new Promise((resolve, reject) => {
+    const script = document.createElement('script');
+    script.src = 'https://js.stripe.com/v3/';
+    script.onload = () => resolve((window as unknown as { Stripe(key: string): StripeLike }).Stripe(key));
+    script.onerror = () => reject(new Error('Stripe.js did not load.'));
+    document.head.append(script);
+  });
+  return stripeReady;
+}
+
+const EXPIRY = /^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/;
+
+/** Reads the sandbox card fields, naming the first one that is wrong. */
+function readCard(form: HTMLFormElement): { card?: object; error?: string; field?: string } {
+  const value = (name: string) =>
+    (form.elements.namedItem(name) as HTMLInputElement | null)?.value.trim() ?? '';
+  const number = value('number').replace(/[\s-]/g, '');
+  if (!/^\d{12,19}$/.test(number))
+    return { error: 'Enter the card number: 12 to 19 digits.', field: 'card-number' };
+  const exp = EXPIRY.exec(value('exp'));
+  const month = exp ? Number(exp[1]) : 0;
+  if (!exp || month < 1 || month > 12)
+    return { error: 'Enter the expiry as MM/YY, like 12/30.', field: 'card-exp' };
+  const year = Number(exp[2]?.length === 2 ? `20${exp[2]}` : exp[2]);
+  const cvc = value('cvc');
+  if (!/^\d{3,4}$/.test(cvc)) return { error: 'Enter the 3 or 4 digit security code.', field: 'card-cvc' };
+  return { card: { number, exp_month: month, exp_year: year, cvc } };
+}
+
+/**
+ * The card form of a share (`#pay-form`): checks the fields, pays through the pay-page API, and says the
+ * outcome in words. A decline leaves the form for another card; `onPaid` gets the paid share.
+ */
+export function bindPayForm(
+  root: HTMLElement,
+  ctx: PageContext,
+  share: { amountDue: number; currency: string; capture: 'immediate' | 'on_funded' },
+  onPaid: (share: PageShare) => void,
+) {
+  let stripe: { instance: StripeLike; elements: ReturnType<StripeLike['elements']> } | undefined;
+  const mountStripe = async () => {
+    if (ctx.processor !== 'stripe' || stripe || !document.getElementById('payment-element')) return;
+    if (!ctx.stripePublishableKey) {
+      showError('Card payments are not available right now. Please try again later.');
+      return;
+    }
+    const instance = await loadStripe(ctx.stripePublishableKey);
+    const elements = instance.elements({
+      mode: 'payment',
+      amount: share.amountDue,
+      currency: share.currency,
+      paymentMethodCreation: 'manual',
+      captureMethod: share.capture === 'on_funded' ? 'manual' : 'automatic',
+    });
+    elements.create('payment').mount('#payment-element');
+    stripe = { instance, elements };
+  };
+  const showError = (text: string, field?: string) => {
+    const box = root.querySelector('#pay-error');
+    if (box) box.textContent = text;
+    for (const input of root.querySelectorAll('#pay-form input')) input.removeAttribute('aria-invalid');
+    if (field) {
+      const input = document.getElementById(field);
+      input?.setAttribute('aria-invalid', 'true');
+      input?.setAttribute('aria-describedby', 'pay-error');
+      input?.focus();
+    }
+  };
+  void mountStripe().catch((e: Error) => showError(e.message));
+  root.addEventListener('submit', async (event) => {
+    const form = (event.target as HTMLElement).closest<HTMLFormElement>('#pay-form');
+    if (!form) return;
+    event.preventDefault();
+    const button = form.querySelector<HTMLButtonElement>('#pay-button');
+    if (button?.disabled) return;
+    let body: object;
+    if (ctx.processor === 'stripe') {
+      if (!stripe) return showError('The card form is still loading.');
+      const submitted = await stripe.elements.submit();
+      if (submitted.error) return showError(submitted.error.message ?? 'Check the card details.');
+      const made = await stripe.instance.createPaymentMethod({ elements: stripe.elements });
+      if (!made.paymentMethod) return showError(made.error?.message ?? 'Check the card details.');
+      body = { payment_method: made.paymentMethod.id };
+    } else {
+      const read = readCard(form);
+      if (!read.card) return showError(read.error as string, read.field);
+      body = { card: read.card };
+    }
+    const label = button?.textContent ?? '';
+    if (button) {
+      button.disabled = true;
+      button.setAttribute('aria-busy', 'true');
+      button.textContent = 'Paying…';
+    }
+    showError('');
+    announce('Paying…');
+    const answer = await api<PageShare>(ctx, 'POST', `/shares/${form.dataset.share}/pay`, body);
+    if (button) {
+      button.disabled = false;
+      button.removeAttribute('aria-busy');
+      button.textContent = label;
+    }
+    if (answer.status === 200) {
+      announce(
+        answer.body.status === 'authorized' ? 'Your card is held for your share.' : 'Your share is paid.',
+      );
+      onPaid(answer.body);
+      return;
+    }
+    const message = answer.body.error ?? 'The payment did not go through.';
+    if (answer.status === 402) {
+      showError(
+        /another card/i.test(message) ? message : `${message} Please try another card.`,
+        ctx.processor === 'sandbox' ? 'card-number' : undefined,
+      );
+    } else if (answer.status === 400) {
+      const field = /cvc/i.test(message) ? 'card-cvc' : /exp/i.test(message) ? 'card-exp' : 'card-number';
+      showError(message, ctx.processor === 'sandbox' ? field : undefined);
+    } else {
+      showError(message);
+    }
+    announce(message);
+  });
+}

@@ -1,0 +1,260 @@
+// The organizer's page: sets the group up (mode, people, each mode's inputs, checked field by field), shows
+// the share links and the group's progress live, pays the organizer's own share, covers the rest, sends
+// reminders and cancels. In a modal it tells the embedding page what happened (docs/api.md#hosted-pages-and-embedding).
+import { timeLeft } from '../format.ts';
+import { organizerView } from '../views/pages.ts';
+import {
+  checkDraft,
+  type Draft,
+  draftOf,
+  emptyMember,
+  type FieldErrors,
+  groupBody,
+  serverErrors,
+} from '../views/setup.ts';
+import type { PageContext, PageSession, SplitMode } from '../views/types.ts';
+import {
+  announce,
+  api,
+  bindCopyButtons,
+  bindPayForm,
+  closeOnEscape,
+  every,
+  finalEvent,
+  notifyParent,
+  pageData,
+  patch,
+  rememberRendered,
+  tickTimeLeft,
+} from './common.ts';
+
+const { page: initial, ctx } = pageData<{ page: PageSession; ctx: PageContext }>();
+let page = initial;
+let draft: Draft = draftOf(page);
+let errors: FieldErrors = {};
+const ui: { notice?: string; confirming?: 'cancel' | 'cover' | null } = {};
+const app = document.getElementById('app') as HTMLElement;
+const access = `?access=${encodeURIComponent(ctx.access ?? '')}`;
+
+const render = (force: string[] = []) =>
+  patch(organizerView(page, ctx, draft, errors, Date.now(), ui), force);
+
+/** The draft as the form holds it now (the person may have typed since it was last rendered). */
+function readForm() {
+  const form = document.getElementById('setup-form') as HTMLFormElement | null;
+  if (!form) return;
+  const mode = (form.querySelector('input[name="mode"]:checked') as HTMLInputElement | null)?.value;
+  if (mode) draft.mode = mode as SplitMode;
+  draft.members.forEach((member, i) => {
+    const value = (name: string) =>
+      (document.getElementById(`m${i}-${name}`) as HTMLInputElement | null)?.value;
+    member.name = value('name') ?? member.name;
+    member.email = value('email') ?? member.email;
+    member.amount = value('amount') ?? member.amount;
+    member.percent = value('percent') ?? member.percent;
+    member.items = member.items.map((q, j) => {
+      const v = value(`item${j}`);
+      return v === undefined ? q : Math.max(0, Math.trunc(Number(v)) || 0);
+    });
+  });
+}
+
+function afterChange(next: PageSession, notice: string) {
+  const before = page.status;
+  page = next;
+  draft = draftOf(page);
+  errors = {};
+  ui.notice = notice;
+  ui.confirming = null;
+  render(['setup', 'links', 'my-share', 'actions', 'progress']);
+  announce(notice);
+  if (before !== page.status) reportStatus();
+}
+
+function reportStatus() {
+  const event = finalEvent(page.status);
+  if (!event) return;
+  notifyParent(ctx, event, page.session_id, page.order_ref);
+  if (page.status === 'funded' && page.success_url && !ctx.embed) {
+    setTimeout(() => location.assign(page.success_url as string), 1500);
+  }
+}
+
+async function refresh(): Promise<boolean> {
+  const answer = await api<PageSession>(ctx, 'GET', `/session${access}`);
+  if (answer.status !== 200) return true;
+  const before = page;
+  page = answer.body;
+  if (
+    JSON.stringify(before.group.members.map((m) => [m.id, m.status])) !==
+    JSON.stringify(page.group.members.map((m) => [m.id, m.status]))
+  ) {
+    // Someone paid: who is fixed now changes what the form may edit.
+    const typed = draft;
+    draft = draftOf(page);
+    if (typed.members.length === draft.members.length) {
+      draft.mode = typed.mode;
+      draft.members.forEach((m, i) => {
+        if (!m.locked) Object.assign(m, { ...typed.members[i], locked: false });
+      });
+    }
+  }
+  render(before.status !== page.status ? ['setup', 'my-share', 'actions', 'links'] : []);
+  if (before.status !== page.status) reportStatus();
+  return page.status === 'pending';
+}
+
+app.addEventListener('change', (event) => {
+  const target = event.target as HTMLInputElement;
+  if (target.name === 'mode') {
+    readForm();
+    errors = {};
+    render(['setup']);
+    (document.querySelector(`input[name="mode"][value="${target.value}"]`) as HTMLElement | null)?.focus();
+  }
+});
+
+app.addEventListener('input', (event) => {
+  // host-pays shows the organizer's rest as the others' amounts are typed.
+  if (draft.mode === 'host-pays' && (event.target as HTMLElement).id.endsWith('-amount')) {
+    readForm();
+    const rest = document.querySelector('[data-testid="host-rest"]');
+    const markup = document.createElement('template');
+    markup.innerHTML = organizerView(page, ctx, draft, errors, Date.now(), ui).value;
+    const fresh = markup.content.querySelector('[data-testid="host-rest"]');
+    if (rest && fresh) rest.replaceWith(fresh);
+  }
+});
+
+app.addEventListener('click', async (event) => {
+  const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
+  if (!button) return;
+  const action = button.dataset.action;
+  if (action === 'add') {
+    readForm();
+    draft.members.push(emptyMember(page.cart.items.length));
+    render(['setup']);
+    document.getElementById(`m${draft.members.length - 1}-name`)?.focus();
+  } else if (action === 'remove') {
+    readForm();
+    const index = Number(button.dataset.index);
+    draft.members.splice(index, 1);
+    errors = {};
+    render(['setup']);
+    document.getElementById(`m${Math.min(index, draft.members.length - 1)}-name`)?.focus();
+  } else if (action === 'cancel' || action === 'cover') {
+    ui.confirming = action;
+    render(['actions']);
+    (document.querySelector(`[data-action="${action}-yes"]`) as HTMLElement | null)?.focus();
+  } else if (action === 'confirm-no') {
+    const was = ui.confirming;
+    ui.confirming = null;
+    render(['actions']);
+    (document.querySelector(`[data-action="${was}"]`) as HTMLElement | null)?.focus();
+  } else if (action === 'cancel-yes') {
+    button.disabled = true;
+    const answer = await api(ctx, 'POST', `/session/cancel${access}`);
+    if (answer.status === 200) {
+      const reread = await api<PageSession>(ctx, 'GET', `/session${access}`);
+      afterChange(
+        reread.status === 200 ? reread.body : { ...page, status: 'cancelled' },
+        'The group is cancelled.',
+      );
+      if (page.cancel_url && !ctx.embed) setTimeout(() => location.assign(page.cancel_url as string), 1500);
+    } else {
+      ui.confirming = null;
+      ui.notice = answer.body.error ?? 'The group could not be cancelled.';
+      render(['actions']);
+      announce(ui.notice);
+      if (answer.status >= 500 || answer.status === 0)
+        notifyParent(ctx, 'error', page.session_id, page.order_ref);
+    }
+  } else if (action === 'cover-yes') {
+    button.disabled = true;
+    const answer = await api<PageSession>(ctx, 'POST', `/session/cover${access}`);
+    if (answer.status === 200) afterChange(answer.body, 'You now pay the rest. Pay your share below.');
+    else {
+      ui.confirming = null;
+      ui.notice = answer.body.error ?? 'That did not work.';
+      render(['actions']);
+      announce(ui.notice);
+    }
+    document.getElementById('card-number')?.focus();
+  } else if (action === 'remind') {
+    button.disabled = true;
+    const answer = await api<{ reminded: number; skipped: number; failed: number }>(
+      ctx,
+      'POST',
+      `/session/remind${access}`,
+    );
+    button.disabled = false;
+    ui.notice =
+      answer.status === 200
+        ? answer.body.reminded > 0
+          ? `Sent ${answer.body.reminded} reminder${answer.body.reminded === 1 ? '' : 's'}.${answer.body.skipped ? ` ${answer.body.skipped} not sent: no email, or reminded within the hour.` : ''}`
+          : 'No reminder sent: add email addresses to the people in the group (reminders go at most once an hour).'
+        : (answer.body.error ?? 'Reminders could not be sent.');
+    render(['actions']);
+    announce(ui.notice);
+  }
+});
+
+app.addEventListener('submit', async (event) => {
+  const form = event.target as HTMLFormElement;
+  if (form.id !== 'setup-form') return;
+  event.preventDefault();
+  readForm();
+  errors = checkDraft(draft, page);
+  if (Object.keys(errors).length > 0) {
+    render(['setup']);
+    const first = Object.keys(errors).find((k) => k && document.getElementById(k));
+    (document.getElementById(first ?? 'setup-error') as HTMLElement | null)?.focus();
+    announce(Object.values(errors)[0] as string);
+    return;
+  }
+  const submit = form.querySelector<HTMLButtonElement>('button[type="submit"]');
+  if (submit) submit.disabled = true;
+  const answer = await api<PageSession>(
+    ctx,
+    'PUT',
+    `/session/group${access}`,
+    groupBody(draft, page.currency),
+  );
+  if (submit) submit.disabled = false;
+  if (answer.status === 200) {
+    afterChange(answer.body, 'Saved. Send each person their link.');
+    document.getElementById('links-h')?.scrollIntoView({ block: 'start' });
+    return;
+  }
+  errors =
+    answer.status === 400
+      ? serverErrors(answer.body.details, answer.body.error ?? '')
+      : { '': answer.body.error ?? 'That did not work.' };
+  render(['setup']);
+  announce(Object.values(errors)[0] as string);
+});
+
+bindCopyButtons(app);
+const me = () => page.group.members.find((m) => m.is_organizer);
+bindPayForm(
+  app,
+  ctx,
+  {
+    get amountDue() {
+      return me()?.amount_due_cents ?? 0;
+    },
+    currency: page.currency,
+    capture: page.capture,
+  },
+  async () => {
+    const reread = await api<PageSession>(ctx, 'GET', `/session${access}`);
+    if (reread.status === 200) afterChange(reread.body, 'Your share is paid. Thank you!');
+  },
+);
+closeOnEscape(ctx, page.session_id, page.order_ref);
+rememberRendered();
+render();
+tickTimeLeft((expiresAt) => timeLeft(expiresAt, Date.now()));
+notifyParent(ctx, 'group.created', page.session_id, page.order_ref);
+if (page.status !== 'pending') reportStatus();
+else every(3000, refresh);

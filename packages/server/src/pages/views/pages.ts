@@ -1,0 +1,249 @@
+// The hosted pages' bodies: the organizer's page, the group's page (view and join), a member's share page,
+// and the refusals. Each is a function of the pay-page API's answer, so the server renders it and the
+// page's script renders the same sections again as the group changes (docs/decisions.md#hosted-pages).
+import { type Html, html } from '../html.ts';
+import { cartView, finishedView, headerView, type Money, money, progressView } from './parts.ts';
+import { type Draft, type FieldErrors, setupView } from './setup.ts';
+import type { PageContext, PageSession, PageShare } from './types.ts';
+
+const moneyOf = (p: { currency: string }, ctx: Pick<PageContext, 'locale'>): Money => ({
+  currency: p.currency,
+  locale: ctx.locale,
+});
+
+/** The organizer's own member and share, when they still have one to pay. */
+export const organizerMember = (page: PageSession) => page.group.members.find((m) => m.is_organizer);
+
+/** The card form: in the sandbox our own fields; with Stripe, the Payment Element mounts in #payment-element. */
+export function cardFormView(
+  shareId: string,
+  amountDue: number,
+  m: Money,
+  processor: PageContext['processor'],
+  error = '',
+): Html {
+  const fields =
+    processor === 'stripe'
+      ? html`<div id="payment-element" class="field"></div>`
+      : html`<div class="field"><label for="card-number">Card number</label>
+      <input id="card-number" name="number" inputmode="numeric" autocomplete="cc-number" maxlength="23" placeholder="4242 4242 4242 4242" required></div>
+    <div class="row">
+      <div class="field"><label for="card-exp">Expiry (MM/YY)</label>
+        <input id="card-exp" name="exp" inputmode="numeric" autocomplete="cc-exp" maxlength="7" placeholder="12/30" required></div>
+      <div class="field"><label for="card-cvc">Security code (CVC)</label>
+        <input id="card-cvc" name="cvc" inputmode="numeric" autocomplete="cc-csc" maxlength="4" placeholder="123" required></div>
+    </div>
+    <p class="muted small">Sandbox: no real card is charged. 4242 4242 4242 4242 pays; 4000 0000 0000 0002 is declined.</p>`;
+  return html`<form class="pay-form" id="pay-form" data-share="${shareId}" novalidate>
+    ${fields}
+    <div id="pay-error" class="error" role="alert">${error}</div>
+    <button type="submit" class="primary wide" id="pay-button">Pay ${money(amountDue, m)}</button>
+  </form>`;
+}
+
+/** What the payer is charged: the share, the fee, the sum. Shown before they pay. */
+function dueView(amount: number, fee: number, due: number, m: Money): Html {
+  return html`<dl class="due">
+    <div><dt>Your share</dt><dd>${money(amount, m)}</dd></div>
+    <div><dt>Service fee</dt><dd>${money(fee, m)}</dd></div>
+    <div class="sum"><dt>You pay</dt><dd data-testid="amount-due">${money(due, m)}</dd></div>
+  </dl>`;
+}
+
+/** The organizer's page: progress, set-up, share links, their own share, and what they may do. */
+export function organizerView(
+  page: PageSession,
+  ctx: PageContext,
+  draft: Draft,
+  errors: FieldErrors,
+  now: number,
+  ui: { notice?: string; confirming?: 'cancel' | 'cover' | null } = {},
+): Html {
+  const m = moneyOf(page, ctx);
+  const open = page.status === 'pending';
+  const me = organizerMember(page);
+  const others = page.group.members.filter((x) => !x.is_organizer);
+  const pendingOthers = others.filter((x) => x.status === 'pending');
+  const links =
+    page.group.set_up && open
+      ? html`<section class="card" aria-labelledby="links-h" id="links">
+  <h2 id="links-h">Share links</h2>
+  <p>Send each person their own link. They pay their share on it; you see it here as it happens.</p>
+  <ul class="links">${others.map(
+    (
+      x,
+    ) => html`<li><span><strong>${x.name}</strong> · ${money(x.amount_due_cents ?? x.amount_cents, m)}</span>
+      ${
+        x.status === 'pending'
+          ? html`<span class="copy"><input aria-label="Link for ${x.name}" readonly value="${x.share_url}"><button type="button" class="secondary" data-copy="${x.share_url}">Copy link<span class="sr-only"> for ${x.name}</span></button></span>`
+          : html`<span class="pill pill-${x.status}">Paid</span>`
+      }</li>`,
+  )}</ul>
+  ${
+    page.group.mode === 'equal' && page.join_url
+      ? html`<p class="muted">Anyone else can join an equal split with the group link:</p>
+  <p class="copy"><input aria-label="Group link" readonly value="${page.join_url}"><button type="button" class="secondary" data-copy="${page.join_url}">Copy group link</button></p>`
+      : ''
+  }
+</section>`
+      : '';
+  const myShare =
+    open && page.group.set_up && me && me.status === 'pending' && me.share_id && me.amount_cents > 0
+      ? html`<section class="card" aria-labelledby="mine-h" id="my-share">
+  <h2 id="mine-h">Pay my share</h2>
+  ${dueView(me.amount_cents, (me.amount_due_cents ?? me.amount_cents) - me.amount_cents, me.amount_due_cents ?? me.amount_cents, m)}
+  ${cardFormView(me.share_id, me.amount_due_cents ?? me.amount_cents, m, ctx.processor)}
+</section>`
+      : '';
+  const rest = pendingOthers.reduce((s, x) => s + x.amount_cents, 0);
+  const confirmation =
+    ui.confirming === 'cancel'
+      ? html`<div class="confirm" role="group" aria-labelledby="confirm-text">
+    <p id="confirm-text">Cancel the group? Everyone who paid gets all of it back, and nobody else can pay.</p>
+    <button type="button" class="danger" data-action="cancel-yes">Yes, cancel the group</button>
+    <button type="button" class="secondary" data-action="confirm-no">Keep the group</button></div>`
+      : ui.confirming === 'cover'
+        ? html`<div class="confirm" role="group" aria-labelledby="confirm-text">
+    <p id="confirm-text">Cover the rest? The ${pendingOthers.length === 1 ? 'share' : `${pendingOthers.length} shares`} not yet paid (${money(rest, m)}) move to your share, and their links stop working.</p>
+    <button type="button" class="primary" data-action="cover-yes">Yes, I'll pay the rest</button>
+    <button type="button" class="secondary" data-action="confirm-no">Not now</button></div>`
+        : '';
+  const actions = open
+    ? html`<section class="card" aria-labelledby="actions-h" id="actions">
+  <h2 id="actions-h">Manage the group</h2>
+  ${
+    confirmation ||
+    html`<div class="actions">
+    ${
+      page.group.set_up && pendingOthers.length > 0
+        ? html`<button type="button" class="secondary" data-action="cover">Cover the rest (${money(rest, m)})</button>
+    <button type="button" class="secondary" data-action="remind">Send reminders</button>`
+        : ''
+    }
+    <button type="button" class="danger" data-action="cancel">Cancel the group</button>
+  </div>`
+  }
+  <p id="actions-status">${ui.notice ?? ''}</p>
+</section>`
+    : '';
+  return html`${headerView(page.merchant_name, page.order_ref, open ? 'Pay together' : 'Your group')}
+<main id="main">
+  ${open ? '' : finishedView(page.status, 'organizer')}
+  ${progressView(
+    {
+      status: page.status,
+      total: page.total_cents,
+      paid: page.group.paid_amount,
+      pending: page.group.pending_amount,
+      expiresAt: page.expires_at,
+      now,
+      members: page.group.set_up ? page.group.members : [],
+    },
+    m,
+  )}
+  ${open ? setupView(page, draft, errors, m) : ''}
+  ${links}
+  ${myShare}
+  ${actions}
+  ${cartView(page.cart, page.total_cents, m)}
+</main>`;
+}
+
+/** The group's page (group token): the cart and progress, and a form to join an equal split. */
+export function groupView(page: PageSession, ctx: PageContext, now: number, error = ''): Html {
+  const m = moneyOf(page, ctx);
+  const open = page.status === 'pending';
+  const joinable = open && page.group.mode === 'equal' && page.group.size < page.group.max_size;
+  return html`${headerView(page.merchant_name, page.order_ref, 'Pay together')}
+<main id="main">
+  ${open ? '' : finishedView(page.status, 'member')}
+  ${progressView(
+    {
+      status: page.status,
+      total: page.total_cents,
+      paid: page.group.paid_amount,
+      pending: page.group.pending_amount,
+      expiresAt: page.expires_at,
+      now,
+      members: page.group.members,
+    },
+    m,
+  )}
+  ${
+    joinable
+      ? html`<section class="card" aria-labelledby="join-h" id="join">
+  <h2 id="join-h">Join the group</h2>
+  <p>The total is split equally between everyone in the group. Joining gives you your own link to pay your share.</p>
+  <form id="join-form" novalidate>
+    <div class="field"><label for="join-name">Your name</label><input id="join-name" name="name" autocomplete="name" maxlength="200" required></div>
+    <div class="field"><label for="join-email">Email <span class="muted">(optional)</span></label><input id="join-email" name="email" type="email" autocomplete="email" maxlength="254"></div>
+    <div id="join-error" class="error" role="alert">${error}</div>
+    <button type="submit" class="primary">Join and pay my share</button>
+  </form>
+</section>`
+      : open
+        ? html`<section class="card" id="join"><p>Ask the organizer for your own share link to pay.</p></section>`
+        : ''
+  }
+  ${cartView(page.cart, page.total_cents, m)}
+</main>`;
+}
+
+/** A member's page: what they pay, the card form, the outcome, then the group's progress. */
+export function shareView(share: PageShare, ctx: PageContext, now: number, outcome: Html | '' = ''): Html {
+  const m = moneyOf(share, ctx);
+  const open = share.session_status === 'pending';
+  const paid = share.status !== 'pending';
+  const paidWords =
+    share.status === 'authorized'
+      ? 'Your card is held for your share. It is charged only when everyone has paid; if the group does not complete, the hold is released.'
+      : share.status === 'paid'
+        ? 'Your share is paid. Thank you!'
+        : share.status === 'refunded'
+          ? 'Your payment was refunded in full.'
+          : 'The hold on your card was released; nothing was charged.';
+  const card = share.payment?.card_last4
+    ? html` <span class="muted">(${share.payment.card_brand ?? 'card'} ending ${share.payment.card_last4})</span>`
+    : '';
+  const group = share.group;
+  return html`${headerView(share.merchant_name, share.order_ref, `${share.member.name}, your share`)}
+<main id="main">
+  ${open || paid ? '' : finishedView(share.session_status, 'payer')}
+  ${paid ? html`<section class="card done" role="status" id="paid" tabindex="-1"><h2>${share.status === 'authorized' ? 'Card held' : share.status === 'paid' ? 'Paid' : 'Money returned'}</h2><p>${paidWords}${card}</p></section>` : ''}
+  ${paid && !open ? finishedView(share.session_status, 'payer') : ''}
+  ${
+    open && !paid
+      ? html`<section class="card" aria-labelledby="pay-h" id="pay">
+  <h2 id="pay-h">Pay your share</h2>
+  ${dueView(share.amount_cents, share.consumer_fee_cents, share.amount_due_cents, m)}
+  ${outcome}
+  ${share.failure && !outcome ? html`<p class="error" role="alert">Your last payment did not go through: ${share.failure} Please try another card.</p>` : ''}
+  ${cardFormView(share.share_id, share.amount_due_cents, m, ctx.processor)}
+</section>`
+      : ''
+  }
+  ${
+    group
+      ? progressView(
+          {
+            status: share.session_status,
+            total: group.total_cents,
+            paid: group.paid_amount,
+            pending: group.pending_amount,
+            expiresAt: share.expires_at,
+            now,
+          },
+          m,
+        )
+      : ''
+  }
+  ${cartView(share.cart, group?.total_cents ?? share.cart.items.reduce((s, i) => s + i.quantity * i.unit_price, 0), m)}
+</main>`;
+}
+
+/** A refusal as a page: no token, a wrong one, an unknown share. Never a stack trace. */
+export function problemView(title: string, text: string): Html {
+  return html`<header class="top"><p class="merchant">Group Checkout</p><h1>${title}</h1></header>
+<main id="main"><section class="card" role="alert"><p>${text}</p>
+<p class="muted">If someone sent you this link, ask them to send it again.</p></section></main>`;
+}

@@ -1,0 +1,274 @@
+// The organizer's group set-up form: the split mode and the people, with each mode's own inputs, checked
+// field by field before anything is sent (docs/decisions.md#hosted-pages). The draft is what the form holds;
+// it becomes the body of PUT /session/group. Amounts are typed in major units and read into integer minor
+// units by string arithmetic, never through a float.
+import { minorUnitExponent } from '../../domain/currencies.ts';
+import { type Html, html } from '../html.ts';
+import { MODE_NAMES, type Money, money } from './parts.ts';
+import type { PageMember, PageSession, SplitMode } from './types.ts';
+
+export interface DraftMember {
+  id?: string;
+  name: string;
+  email: string;
+  /** custom and host-pays: the amount as typed, in major units ("12.50"). */
+  amount: string;
+  /** percentage: as typed ("33.34"). */
+  percent: string;
+  /** itemized: units of each cart item, by item index. */
+  items: number[];
+  /** Paid or held: stays in the group with its amount. */
+  locked: boolean;
+  isOrganizer: boolean;
+  status: string;
+}
+
+export interface Draft {
+  mode: SplitMode;
+  members: DraftMember[];
+}
+
+/** Field id → what is wrong with it, in words; '' for the form as a whole. */
+export type FieldErrors = Record<string, string>;
+
+const decimalText = (amount: number, currency: string): string => {
+  const exponent = minorUnitExponent(currency);
+  const digits = String(amount).padStart(exponent + 1, '0');
+  return exponent === 0 ? digits : `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
+};
+
+/** "12.5" → 1250 (usd); null when it is not an amount with at most the currency's decimals. */
+export function parseAmount(text: string, currency: string): number | null {
+  const exponent = minorUnitExponent(currency);
+  const match = /^(\d{1,9})(?:[.,](\d*))?$/.exec(text.trim());
+  if (!match) return null;
+  const fraction = match[2] ?? '';
+  if (fraction.length > exponent) return null;
+  return Number(match[1]) * 10 ** exponent + Number(fraction.padEnd(exponent, '0') || '0');
+}
+
+/** "33.34" → 3334 basis points; null when it is not a percentage with at most two decimals. */
+export function parsePercent(text: string): number | null {
+  const match = /^(\d{1,3})(?:[.,](\d{0,2}))?$/.exec(text.trim());
+  if (!match) return null;
+  const bp = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
+  return bp <= 10_000 ? bp : null;
+}
+
+const percentText = (bp: number): string =>
+  bp % 100 === 0 ? String(bp / 100) : `${Math.floor(bp / 100)}.${String(bp % 100).padStart(2, '0')}`;
+
+/** The form's starting point: the group as it is, or the organizer and one friend in the default mode. */
+export function draftOf(page: PageSession): Draft {
+  const modes = page.group.allowed_modes;
+  const mode =
+    page.group.set_up || modes.includes(page.group.mode) ? page.group.mode : (modes[0] as SplitMode);
+  const items = page.cart.items.length;
+  const toDraft = (m: PageMember): DraftMember => ({
+    id: m.id,
+    name: m.name,
+    email: m.email ?? '',
+    amount: decimalText(m.amount_cents, page.currency),
+    percent: m.basis_points == null ? '' : percentText(m.basis_points),
+    items: Array.from({ length: items }, (_, i) => m.items?.find((x) => x.item_index === i)?.quantity ?? 0),
+    locked: m.status !== 'pending',
+    isOrganizer: m.is_organizer,
+    status: m.status,
+  });
+  const members = page.group.members.map(toDraft);
+  if (!page.group.set_up) {
+    while (members.length < Math.max(2, page.group.min_size)) members.push(emptyMember(items));
+  }
+  return { mode, members };
+}
+
+export const emptyMember = (items: number): DraftMember => ({
+  name: '',
+  email: '',
+  amount: '',
+  percent: '',
+  items: Array.from({ length: items }, () => 0),
+  locked: false,
+  isOrganizer: false,
+  status: 'pending',
+});
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Checks the draft as the server will, naming each field that is wrong; empty when it may be sent. */
+export function checkDraft(draft: Draft, page: PageSession): FieldErrors {
+  const errors: FieldErrors = {};
+  const { members, mode } = draft;
+  const n = members.length;
+  if (n < page.group.min_size) errors[''] = `A group needs at least ${page.group.min_size} people.`;
+  if (n > page.group.max_size) errors[''] = `A group can have at most ${page.group.max_size} people.`;
+  members.forEach((m, i) => {
+    if (!m.name.trim()) errors[`m${i}-name`] = 'Enter a name.';
+    else if (m.name.trim().length > 200) errors[`m${i}-name`] = 'Use at most 200 characters.';
+    if (m.email.trim() && (!EMAIL.test(m.email.trim()) || m.email.length > 254))
+      errors[`m${i}-email`] = 'Enter an email address like name@example.com, or leave it empty.';
+  });
+  const total = page.total_cents;
+  const m$: Money = { currency: page.currency, locale: 'en' };
+  if (mode === 'custom' || mode === 'host-pays') {
+    let sum = 0;
+    members.forEach((m, i) => {
+      if (mode === 'host-pays' && i === 0) return;
+      const amount = parseAmount(m.amount, page.currency);
+      if (amount === null)
+        errors[`m${i}-amount`] = `Enter an amount, like ${decimalText(1250, page.currency)}.`;
+      else sum += amount;
+    });
+    if (mode === 'custom' && sum !== total && !Object.keys(errors).some((k) => k.endsWith('-amount')))
+      errors[''] = `The amounts add up to ${money(sum, m$)}; they must add up to ${money(total, m$)}.`;
+    if (mode === 'host-pays' && sum > total)
+      errors[''] =
+        `Your friends' amounts add up to ${money(sum, m$)}, more than the total of ${money(total, m$)}.`;
+  }
+  if (mode === 'percentage') {
+    let sum = 0;
+    members.forEach((m, i) => {
+      const bp = parsePercent(m.percent);
+      if (bp === null)
+        errors[`m${i}-percent`] = 'Enter a percentage from 0 to 100, with at most two decimals.';
+      else sum += bp;
+    });
+    if (sum !== 10_000 && !Object.keys(errors).some((k) => k.endsWith('-percent')))
+      errors[''] = `The percentages add up to ${percentText(sum)}%; they must add up to 100%.`;
+  }
+  if (mode === 'itemized') {
+    page.cart.items.forEach((item, j) => {
+      const assigned = members.reduce((s, m) => s + (m.items[j] ?? 0), 0);
+      if (assigned !== item.quantity) {
+        errors[`item${j}`] =
+          `${item.name}: ${assigned} of ${item.quantity} assigned; assign every unit to someone.`;
+      }
+    });
+  }
+  return errors;
+}
+
+/** The body of PUT /session/group for a checked draft. */
+export function groupBody(draft: Draft, currency: string) {
+  return {
+    mode: draft.mode,
+    members: draft.members.map((m, i) => ({
+      ...(m.id ? { id: m.id } : {}),
+      name: m.name.trim(),
+      ...(m.email.trim() ? { email: m.email.trim() } : {}),
+      ...((draft.mode === 'custom' || (draft.mode === 'host-pays' && i > 0)) && !m.locked
+        ? { amount_cents: parseAmount(m.amount, currency) as number }
+        : {}),
+      ...(draft.mode === 'percentage' ? { basis_points: parsePercent(m.percent) as number } : {}),
+      ...(draft.mode === 'itemized'
+        ? {
+            items: m.items
+              .map((quantity, item_index) => ({ item_index, quantity }))
+              .filter((x) => x.quantity > 0),
+          }
+        : {}),
+    })),
+  };
+}
+
+/**
+ * The server's refusals name fields as `members[1].amount_cents`: put each next to its input, the rest
+ * above the form.
+ */
+export function serverErrors(details: readonly string[] | undefined, message: string): FieldErrors {
+  const errors: FieldErrors = {};
+  const field: Record<string, string> = {
+    name: 'name',
+    email: 'email',
+    amount_cents: 'amount',
+    basis_points: 'percent',
+  };
+  for (const detail of details?.length ? details : [message]) {
+    const match = /members\[(\d+)\]\.(\w+)/.exec(detail);
+    const key = match && field[match[2] as string] ? `m${match[1]}-${field[match[2] as string]}` : '';
+    errors[key] = errors[key] ? `${errors[key]} ${detail}` : detail;
+  }
+  return errors;
+}
+
+function fieldError(errors: FieldErrors, id: string): Html | '' {
+  const error = errors[id];
+  return error ? html`<p class="error" id="${id}-error">${error}</p>` : '';
+}
+
+const described = (errors: FieldErrors, id: string) =>
+  errors[id] ? html` aria-invalid="true" aria-describedby="${id}-error"` : '';
+
+/** The form itself, for the draft and the errors it has. */
+export function setupView(page: PageSession, draft: Draft, errors: FieldErrors, m: Money): Html {
+  const { mode } = draft;
+  const total = page.total_cents;
+  const canAdd = draft.members.length < page.group.max_size;
+  const othersSum = draft.members
+    .slice(1)
+    .reduce((s, x) => s + (parseAmount(x.amount, page.currency) ?? 0), 0);
+  const person = (member: DraftMember, i: number) => {
+    const p = `m${i}`;
+    const label = member.isOrganizer ? 'You (organizer)' : `Person ${i + 1}`;
+    const locked = member.locked ? html` <span class="pill pill-${member.status}">Paid — fixed</span>` : '';
+    const lockAttr = member.locked ? html` disabled` : '';
+    let modeInput: Html | '' = '';
+    if (mode === 'custom' || (mode === 'host-pays' && i > 0)) {
+      modeInput = html`<div class="field"><label for="${p}-amount">Amount (${page.currency.toUpperCase()})</label>
+        <input id="${p}-amount" name="${p}-amount" inputmode="decimal" autocomplete="off" value="${member.amount}"${lockAttr}${described(errors, `${p}-amount`)}>
+        ${fieldError(errors, `${p}-amount`)}</div>`;
+    } else if (mode === 'host-pays') {
+      const rest = total - othersSum;
+      modeInput = html`<p class="field" data-testid="host-rest">You pay the rest: <strong>${rest >= 0 ? money(rest, m) : '—'}</strong></p>`;
+    } else if (mode === 'percentage') {
+      modeInput = html`<div class="field"><label for="${p}-percent">Percentage</label>
+        <input id="${p}-percent" name="${p}-percent" inputmode="decimal" autocomplete="off" value="${member.percent}"${lockAttr}${described(errors, `${p}-percent`)}>
+        ${fieldError(errors, `${p}-percent`)}</div>`;
+    } else if (mode === 'itemized') {
+      modeInput = html`<div class="items">${page.cart.items.map(
+        (
+          item,
+          j,
+        ) => html`<div class="field small"><label for="${p}-item${j}">${item.name} <span class="muted">(of ${item.quantity})</span></label>
+          <input id="${p}-item${j}" name="${p}-item${j}" type="number" min="0" max="${item.quantity}" step="1" value="${member.items[j] ?? 0}"${lockAttr}></div>`,
+      )}</div>`;
+    }
+    return html`<fieldset class="person" data-index="${i}">
+    <legend>${label}${locked}</legend>
+    <div class="row">
+      <div class="field"><label for="${p}-name">Name</label>
+        <input id="${p}-name" name="${p}-name" autocomplete="${member.isOrganizer ? 'name' : 'off'}" maxlength="200" value="${member.name}"${lockAttr}${described(errors, `${p}-name`)}>
+        ${fieldError(errors, `${p}-name`)}</div>
+      <div class="field"><label for="${p}-email">Email <span class="muted">(optional, for reminders)</span></label>
+        <input id="${p}-email" name="${p}-email" type="email" autocomplete="${member.isOrganizer ? 'email' : 'off'}" maxlength="254" value="${member.email}"${lockAttr}${described(errors, `${p}-email`)}>
+        ${fieldError(errors, `${p}-email`)}</div>
+    </div>
+    ${modeInput}
+    ${
+      !member.isOrganizer && !member.locked
+        ? html`<button type="button" class="link" data-action="remove" data-index="${i}">Remove ${member.name.trim() || `person ${i + 1}`}</button>`
+        : ''
+    }
+  </fieldset>`;
+  };
+  const itemErrors = page.cart.items.map((_, j) => errors[`item${j}`]).filter(Boolean);
+  return html`<section class="card" aria-labelledby="setup-h" id="setup">
+  <h2 id="setup-h">${page.group.set_up ? 'Change the split' : 'Set up your group'}</h2>
+  <form id="setup-form" novalidate>
+    <fieldset class="modes">
+      <legend>How do you want to split ${money(total, m)}?</legend>
+      ${page.group.allowed_modes.map(
+        (mo) =>
+          html`<label class="mode"><input type="radio" name="mode" value="${mo}"${mo === mode ? html` checked` : ''}> ${MODE_NAMES[mo] ?? mo}</label>`,
+      )}
+    </fieldset>
+    ${draft.members.map(person)}
+    ${itemErrors.length ? html`<div class="error" id="items-error">${itemErrors.map((e) => html`<p>${e}</p>`)}</div>` : ''}
+    <div id="setup-error" role="alert" class="error">${errors[''] ?? ''}</div>
+    <div class="actions">
+      ${canAdd ? html`<button type="button" class="secondary" data-action="add">Add a person</button>` : ''}
+      <button type="submit" class="primary">${page.group.set_up ? 'Save the split' : 'Create share links'}</button>
+    </div>
+  </form>
+</section>`;
+}
