@@ -5,7 +5,6 @@
 // carry tokens), no MIME sniffing. Pages are rendered on the server from the same data the pay-page API
 // answers; their scripts take over from there. A refusal is a page in words, never JSON or a stack trace.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { rateLimitConfig } from '../api/schemas.ts';
 import type { App } from '../app.ts';
 import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
@@ -128,7 +127,8 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
       body: problemView(title, text),
     });
 
-  const read = rateLimitConfig(deps, 'PAY_READ');
+  // Pages count against the pay-page API's read limit: a page and its polling are one person reading.
+  const read = { rateLimit: { max: config.rateLimits.PAY_READ, timeWindow: 60_000 } };
 
   app.get('/session/:sessionId', { schema: { hide: true }, config: read }, async (request, reply) => {
     const { sessionId } = request.params as { sessionId: string };

@@ -165,6 +165,7 @@ for (const dialect of DIALECTS) {
           failure: null,
           payment: null,
           cart: 'x',
+          group: { size: 3, paid_count: 0, total_cents: 10000, paid_amount: 0, pending_amount: 10000 },
         },
       );
       assert.equal(res.body.cart.items.length, 2);

@@ -23,7 +23,7 @@ const ALLOWED: Record<string, string[]> = {
     'app.ts',
     'events',
   ],
-  pages: ['pages', 'deps.ts', 'app.ts'],
+  pages: ['pages', 'flows', 'wire', 'domain', 'errors.ts', 'clock.ts', 'config.ts', 'deps.ts', 'app.ts'],
   jobs: ['jobs', 'flows', 'deps.ts'],
   flows: [
     'flows',

@@ -694,6 +694,7 @@ const OPERATIONS = [
   'POST /api/v1/session/join',
   'POST /api/v1/session/cancel',
   'POST /api/v1/session/cover',
+  'POST /api/v1/session/remind',
   'GET /api/v1/shares/:shareId',
   'POST /api/v1/shares/:shareId/pay',
   'OPTIONS /api/v1/*',
