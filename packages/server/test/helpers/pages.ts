@@ -1,0 +1,42 @@
+// What the hosted-page suites share: a real server whose public URLs name its own loopback port (so the
+// links it hands out work in a browser), a group set up over the pay-page API, and page helpers.
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { RELAXED_LIMITS, type StartOptions, startTestApp, type TestApp } from './app.ts';
+import { freePort } from './chromium.ts';
+import { sqliteCase } from './databases.ts';
+import { type Created, createSession, organizerToken } from './sessions.ts';
+
+export async function startPagesApp(options: StartOptions = {}): Promise<TestApp> {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  return startTestApp(sqliteCase, {
+    ...options,
+    port,
+    env: { PUBLIC_BASE_URL: `${origin}/v1`, PUBLIC_PAY_URL: origin, ...RELAXED_LIMITS, ...options.env },
+  });
+}
+
+/** A session made by the merchant's server, and the organizer's page URL. */
+export async function newSession(
+  t: TestApp,
+  options: Parameters<typeof createSession>[1] = {},
+): Promise<{ created: Created; url: string; token: string }> {
+  const created = await createSession(t, options);
+  return { created, url: created.session_url, token: organizerToken(created) };
+}
+
+/** Fills the sandbox card form on `page` and submits it. */
+export async function payWithCard(page: Page, number: string) {
+  await page.fill('#card-number', number);
+  await page.fill('#card-exp', '12/34');
+  await page.fill('#card-cvc', '123');
+  await page.click('#pay-button');
+}
+
+/** The session as the merchant API shows it. */
+export async function sessionOf(t: TestApp, sessionId: string) {
+  const res = await t.request('GET', `/v1/sessions/${sessionId}`, { key: t.merchant.secretKey });
+  assert.equal(res.status, 200, res.text);
+  return res.body;
+}

@@ -1,0 +1,177 @@
+// The hosted pages over HTTP, as a browser receives them before any script runs: rendered content, the
+// security headers (frame-ancestors per embed mode), refusals as pages, the assets' caching and compression,
+// and the critical path's weight. The browser suites (test/browser) drive the same pages in Chromium.
+import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
+import { after, before, describe, test } from 'node:test';
+import type { TestApp } from '../helpers/app.ts';
+import { equalGroup } from '../helpers/payments.ts';
+import { newSession, startPagesApp } from '../helpers/pages.ts';
+import { sampleCart } from '../helpers/sessions.ts';
+
+/** The page's JSON data block, as its script reads it. */
+function pageData(html: string) {
+  const match = /<script type="application\/json" id="page-data">(.*?)<\/script>/s.exec(html);
+  assert.ok(match, 'the page carries its data');
+  return JSON.parse(match[1] as string);
+}
+
+const csp = (res: { headers: Headers }) => res.headers.get('content-security-policy') ?? '';
+
+describe('hosted pages over HTTP', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startPagesApp();
+  });
+  after(() => t.close());
+
+  const get = (path: string, headers: Record<string, string> = {}) => t.request('GET', path, { headers });
+  const pathOf = (url: string) => url.slice(t.baseUrl.length);
+
+  test("the organizer's page reads before any script: cart, total, set-up form, progress", async () => {
+    const { url } = await newSession(t);
+    const res = await get(pathOf(url), { 'accept-language': 'en-US,en;q=0.8' });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    for (const text of ['Test Shop', 'Order ORD-1001', 'Dinner for two', 'Cake', '$100.00', 'Set up your group', 'Group progress', 'Split equally', 'I pay the rest']) {
+      assert.ok(res.text.includes(text), `the page shows ${text}`);
+    }
+    assert.match(res.text, /<html lang="en-US" data-theme="auto">/);
+    assert.match(res.text, /<script defer src="\/assets\/organizer\.[\w-]+\.js"><\/script>/);
+  });
+
+  test('every page sends the security headers; outside embed mode nothing may frame it', async () => {
+    const { url } = await newSession(t);
+    const group = await equalGroup(t, ['Ann', 'Bob']);
+    for (const path of [pathOf(url), `/s/${group.shares[1].shareId}`, '/s/shr_nope', '/session/gs_x']) {
+      const res = await get(path);
+      const policy = csp(res);
+      for (const part of ["default-src 'self'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'"]) {
+        assert.ok(policy.includes(part), `${path}: ${part} in ${policy}`);
+      }
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+      assert.equal(res.headers.get('referrer-policy'), 'no-referrer');
+    }
+  });
+
+  test('embed mode: framed only by the recorded origins; parent_origin never widens them', async () => {
+    const { url } = await newSession(t);
+    const embedded = await get(`${pathOf(url)}&embed=1&parent_origin=${encodeURIComponent('https://evil.example')}`);
+    assert.match(csp(embedded), /frame-ancestors https:\/\/shop\.example(;|$)/);
+    assert.ok(!csp(embedded).includes('evil.example'));
+    assert.equal(pageData(embedded.text).ctx.parentOrigin, undefined, 'no parent to post to');
+    const recorded = await get(`${pathOf(url)}&embed=1&parent_origin=${encodeURIComponent('https://shop.example')}`);
+    assert.equal(pageData(recorded.text).ctx.parentOrigin, 'https://shop.example');
+    assert.match(recorded.text, /<html [^>]*class="embed"/);
+  });
+
+  test('a missing, wrong or other session’s token is a 403 page in words; an unknown share a 404 page', async () => {
+    const a = await newSession(t);
+    const b = await newSession(t);
+    const cases: [string, number, string][] = [
+      [`/session/${a.created.session_id}`, 403, 'This link is incomplete'],
+      [`/session/${a.created.session_id}?access=at_wrong0000000000000000000`, 403, 'This link does not work'],
+      [`/session/${a.created.session_id}?access=${b.token}`, 403, 'This link does not work'],
+      [`/session/${a.created.session_id}?access=${a.token}&access=${a.token}`, 403, 'This link is incomplete'],
+      ['/s/shr_unknown000000000000000000', 404, 'We could not find this share'],
+    ];
+    for (const [path, status, title] of cases) {
+      const res = await get(path);
+      assert.equal(res.status, status, path);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/html/, path);
+      assert.ok(res.text.includes(title), `${path}: ${title}`);
+      assert.ok(!/stack|Error:|at .*\.ts/.test(res.text), `${path} shows no internals`);
+      assert.ok(!res.text.includes('Dinner for two'), `${path} shows nothing of the session`);
+    }
+  });
+
+  test('the group token opens the group’s page: progress and joining an equal split, no organizer data', async () => {
+    const group = await equalGroup(t, ['Ann', 'Bob']);
+    const res = await get(`/session/${group.created.session_id}?access=${group.created.group_access_token}`);
+    assert.equal(res.status, 200);
+    assert.ok(res.text.includes('Join the group'));
+    assert.ok(res.text.includes('Bob'));
+    assert.ok(!res.text.includes(group.shares[1].shareId), 'no share links for members');
+    assert.equal(pageData(res.text).page.role, 'member');
+  });
+
+  test('a member’s page shows their share, the fee and what the card is charged, before paying', async () => {
+    const group = await equalGroup(t, ['Ann', 'Bob', 'Cy']);
+    const bob = group.shares[1];
+    const res = await get(`/s/${bob.shareId}`);
+    assert.equal(res.status, 200);
+    // 100.00 / 3 → 33.33 for Bob; 1 % fee → 0.33; due 33.66.
+    assert.ok(res.text.includes('Bob, your share'));
+    assert.ok(res.text.includes('$33.33'));
+    assert.ok(res.text.includes('$0.33'));
+    assert.ok(res.text.includes('Pay $33.66'));
+    assert.ok(res.text.includes('$0.00</strong> paid of $100.00'));
+  });
+
+  test('amounts follow the browser’s language and the currency’s minor unit', async () => {
+    const { url } = await newSession(t);
+    const de = await get(pathOf(url), { 'accept-language': 'de-DE,de;q=0.9' });
+    assert.ok(de.text.includes('100,00'), 'German decimal comma');
+    const yen = await newSession(t, {
+      cart: { total: 7300, currency: 'jpy', items: [{ id: 'a', name: 'Tea', quantity: 1, unit_price: 7300 }], metadata: { order_ref: 'J-1' } },
+    });
+    const ja = await get(pathOf(yen.url), { 'accept-language': 'en-US' });
+    assert.ok(ja.text.includes('¥7,300'), 'yen has no minor unit');
+  });
+
+  test('what a merchant or a payer typed is shown as text, never as markup', async () => {
+    const cart = sampleCart({
+      items: [
+        { id: 'a', name: '<img src=x onerror=alert(1)>', quantity: 2, unit_price: 4000 },
+        { id: 'b', name: '</script><script>alert(2)</script>', quantity: 1, unit_price: 1000 },
+      ],
+    });
+    const { url } = await newSession(t, { cart });
+    const res = await get(pathOf(url));
+    assert.ok(res.text.includes('&lt;img src=x onerror=alert(1)&gt;'));
+    assert.ok(!res.text.includes('<img src=x'));
+    assert.equal((res.text.match(/<\/script>/g) ?? []).length, 2, 'only the page’s own two scripts close');
+    assert.equal(pageData(res.text).page.cart.items[1].name, '</script><script>alert(2)</script>');
+  });
+
+  test('assets: hashed names, cached for a year, compressed, 304 on a matching ETag; unknown is 404', async () => {
+    const { url } = await newSession(t);
+    const res = await get(pathOf(url));
+    const assets = [...res.text.matchAll(/(?:href|src)="(\/assets\/[^"]+)"/g)].map((m) => m[1] as string);
+    assert.equal(assets.length, 2);
+    for (const path of assets) {
+      const plain = await fetch(t.baseUrl + path, { headers: { 'accept-encoding': 'identity' } });
+      const body = Buffer.from(await plain.arrayBuffer());
+      assert.equal(plain.status, 200);
+      assert.equal(plain.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+      const br = await fetch(t.baseUrl + path, { headers: { 'accept-encoding': 'gzip, br' } });
+      assert.equal(br.headers.get('content-encoding'), 'br');
+      assert.deepEqual(Buffer.from(await br.arrayBuffer()), body, 'fetch decodes brotli back to the same bytes');
+      const gz = await fetch(t.baseUrl + path, { headers: { 'accept-encoding': 'gzip' } });
+      assert.equal(gz.headers.get('content-encoding'), 'gzip');
+      const etag = plain.headers.get('etag') as string;
+      const again = await fetch(t.baseUrl + path, { headers: { 'if-none-match': etag } });
+      assert.equal(again.status, 304);
+    }
+    assert.equal((await get('/assets/organizer.nope.js')).status, 404);
+  });
+
+  test('each page’s critical path (HTML, its stylesheet and script, gzipped) is under 100 kB', async () => {
+    const group = await equalGroup(t, ['Ann', 'Bob', 'Cy']);
+    const pages = [
+      group.created.session_url,
+      `${t.baseUrl}/session/${group.created.session_id}?access=${group.created.group_access_token}`,
+      `${t.baseUrl}/s/${group.shares[1].shareId}`,
+    ];
+    for (const url of pages) {
+      const html = await (await fetch(url)).text();
+      let bytes = gzipSync(html).length;
+      for (const m of html.matchAll(/(?:href|src)="(\/assets\/[^"]+)"/g)) {
+        const asset = await fetch(t.baseUrl + (m[1] as string), { headers: { 'accept-encoding': 'gzip' } });
+        bytes += Number(asset.headers.get('content-length'));
+      }
+      assert.ok(bytes < 100_000, `${url}: ${bytes} bytes`);
+      assert.ok(bytes > 2_000, `${url}: the sum counts something (${bytes} bytes)`);
+    }
+  });
+});
