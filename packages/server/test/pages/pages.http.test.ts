@@ -2,11 +2,11 @@
 // security headers (frame-ancestors per embed mode), refusals as pages, the assets' caching and compression,
 // and the critical path's weight. The browser suites (test/browser) drive the same pages in Chromium.
 import assert from 'node:assert/strict';
-import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import type { TestApp } from '../helpers/app.ts';
-import { equalGroup } from '../helpers/payments.ts';
 import { newSession, startPagesApp } from '../helpers/pages.ts';
+import { equalGroup } from '../helpers/payments.ts';
 import { sampleCart } from '../helpers/sessions.ts';
 
 /** The page's JSON data block, as its script reads it. */
@@ -33,7 +33,17 @@ describe('hosted pages over HTTP', () => {
     const res = await get(pathOf(url), { 'accept-language': 'en-US,en;q=0.8' });
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
-    for (const text of ['Test Shop', 'Order ORD-1001', 'Dinner for two', 'Cake', '$100.00', 'Set up your group', 'Group progress', 'Split equally', 'I pay the rest']) {
+    for (const text of [
+      'Test Shop',
+      'Order ORD-1001',
+      'Dinner for two',
+      'Cake',
+      '$100.00',
+      'Set up your group',
+      'Group progress',
+      'Split equally',
+      'I pay the rest',
+    ]) {
       assert.ok(res.text.includes(text), `the page shows ${text}`);
     }
     assert.match(res.text, /<html lang="en-US" data-theme="auto">/);
@@ -46,7 +56,12 @@ describe('hosted pages over HTTP', () => {
     for (const path of [pathOf(url), `/s/${group.shares[1].shareId}`, '/s/shr_nope', '/session/gs_x']) {
       const res = await get(path);
       const policy = csp(res);
-      for (const part of ["default-src 'self'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'"]) {
+      for (const part of [
+        "default-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+      ]) {
         assert.ok(policy.includes(part), `${path}: ${part} in ${policy}`);
       }
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
@@ -56,11 +71,15 @@ describe('hosted pages over HTTP', () => {
 
   test('embed mode: framed only by the recorded origins; parent_origin never widens them', async () => {
     const { url } = await newSession(t);
-    const embedded = await get(`${pathOf(url)}&embed=1&parent_origin=${encodeURIComponent('https://evil.example')}`);
+    const embedded = await get(
+      `${pathOf(url)}&embed=1&parent_origin=${encodeURIComponent('https://evil.example')}`,
+    );
     assert.match(csp(embedded), /frame-ancestors https:\/\/shop\.example(;|$)/);
     assert.ok(!csp(embedded).includes('evil.example'));
     assert.equal(pageData(embedded.text).ctx.parentOrigin, undefined, 'no parent to post to');
-    const recorded = await get(`${pathOf(url)}&embed=1&parent_origin=${encodeURIComponent('https://shop.example')}`);
+    const recorded = await get(
+      `${pathOf(url)}&embed=1&parent_origin=${encodeURIComponent('https://shop.example')}`,
+    );
     assert.equal(pageData(recorded.text).ctx.parentOrigin, 'https://shop.example');
     assert.match(recorded.text, /<html [^>]*class="embed"/);
   });
@@ -72,7 +91,11 @@ describe('hosted pages over HTTP', () => {
       [`/session/${a.created.session_id}`, 403, 'This link is incomplete'],
       [`/session/${a.created.session_id}?access=at_wrong0000000000000000000`, 403, 'This link does not work'],
       [`/session/${a.created.session_id}?access=${b.token}`, 403, 'This link does not work'],
-      [`/session/${a.created.session_id}?access=${a.token}&access=${a.token}`, 403, 'This link is incomplete'],
+      [
+        `/session/${a.created.session_id}?access=${a.token}&access=${a.token}`,
+        403,
+        'This link is incomplete',
+      ],
       ['/s/shr_unknown000000000000000000', 404, 'We could not find this share'],
     ];
     for (const [path, status, title] of cases) {
@@ -113,7 +136,12 @@ describe('hosted pages over HTTP', () => {
     const de = await get(pathOf(url), { 'accept-language': 'de-DE,de;q=0.9' });
     assert.ok(de.text.includes('100,00'), 'German decimal comma');
     const yen = await newSession(t, {
-      cart: { total: 7300, currency: 'jpy', items: [{ id: 'a', name: 'Tea', quantity: 1, unit_price: 7300 }], metadata: { order_ref: 'J-1' } },
+      cart: {
+        total: 7300,
+        currency: 'jpy',
+        items: [{ id: 'a', name: 'Tea', quantity: 1, unit_price: 7300 }],
+        metadata: { order_ref: 'J-1' },
+      },
     });
     const ja = await get(pathOf(yen.url), { 'accept-language': 'en-US' });
     assert.ok(ja.text.includes('¥7,300'), 'yen has no minor unit');
@@ -146,7 +174,11 @@ describe('hosted pages over HTTP', () => {
       assert.equal(plain.headers.get('cache-control'), 'public, max-age=31536000, immutable');
       const br = await fetch(t.baseUrl + path, { headers: { 'accept-encoding': 'gzip, br' } });
       assert.equal(br.headers.get('content-encoding'), 'br');
-      assert.deepEqual(Buffer.from(await br.arrayBuffer()), body, 'fetch decodes brotli back to the same bytes');
+      assert.deepEqual(
+        Buffer.from(await br.arrayBuffer()),
+        body,
+        'fetch decodes brotli back to the same bytes',
+      );
       const gz = await fetch(t.baseUrl + path, { headers: { 'accept-encoding': 'gzip' } });
       assert.equal(gz.headers.get('content-encoding'), 'gzip');
       const etag = plain.headers.get('etag') as string;
