@@ -100,6 +100,12 @@ export function announce(text: string) {
 
 const rendered = new Map<string, string>();
 
+/** The field the person is typing in, if any: a section holding it is not replaced under them. */
+const typing = (): Element | null => {
+  const active = document.activeElement;
+  return active && ['INPUT', 'TEXTAREA', 'SELECT'].includes(active.tagName) ? active : null;
+};
+
 /**
  * Puts the sections of `view` (elements with an id directly under #main, and the header) in place of
  * the page's, each only if its markup changed since it was last rendered, and never one the person is
@@ -127,7 +133,7 @@ export function patch(view: Html, force: readonly string[] = []) {
     const old = current.get(el.id);
     current.delete(el.id);
     const markup = el.outerHTML;
-    const busy = old?.contains(document.activeElement) && !force.includes(el.id);
+    const busy = old?.contains(typing()) && !force.includes(el.id);
     if (old && (rendered.get(el.id) === markup || busy)) {
       anchor = old;
       continue;

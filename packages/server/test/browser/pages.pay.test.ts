@@ -1,0 +1,239 @@
+/// <reference lib="dom" />
+// Paying through the hosted pages in real Chromium: the organizer's own share, members on their own links
+// (a declined card first), live progress without reloading, funding with the redirect to success_url,
+// covering the rest, cancelling with refunds, expiry, joining an equal split, reminders, and a payment made
+// with the keyboard alone.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import type { TestApp } from '../helpers/app.ts';
+import { launchChromium } from '../helpers/chromium.ts';
+import { newSession, payWithCard, sessionOf, startPagesApp } from '../helpers/pages.ts';
+import { CARDS, eventually, payOk } from '../helpers/payments.ts';
+
+describe('paying on the hosted pages (Chromium)', () => {
+  let t: TestApp;
+  let browser: Browser;
+  before(async () => {
+    [t, browser] = await Promise.all([startPagesApp(), launchChromium()]);
+  });
+  after(async () => {
+    await browser.close();
+    await t.close();
+  });
+
+  /** A page in a fresh browser context (another person's browser), failing the test on a script error. */
+  async function open(url: string, options: { width?: number } = {}): Promise<Page> {
+    const context = await browser.newContext({
+      locale: 'en-US',
+      viewport: { width: options.width ?? 1024, height: 900 },
+    });
+    const page = await context.newPage();
+    page.on('pageerror', (e) => assert.fail(`script error on ${url}: ${e.message}`));
+    await page.goto(url);
+    return page;
+  }
+
+  /** The organizer's page with an equal split of Ann (organizer), Bob and Cy saved through the page. */
+  async function equalOfThree(extra: Record<string, unknown> = {}) {
+    const { created, url } = await newSession(t, {
+      customer: { name: 'Ann', email: 'ann@example.com' },
+      extra,
+    });
+    const organizer = await open(url);
+    await organizer.fill('#m1-name', 'Bob');
+    await organizer.fill('#m1-email', 'bob@example.com');
+    await organizer.getByRole('button', { name: 'Add a person' }).click();
+    await organizer.fill('#m2-name', 'Cy');
+    await organizer.click('#setup-form button[type="submit"]');
+    await organizer.waitForSelector('#links');
+    const links = await organizer
+      .locator('#links li input')
+      .evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
+    return {
+      organizer,
+      sessionId: created.session_id as string,
+      bobUrl: links[0] as string,
+      cyUrl: links[1] as string,
+    };
+  }
+
+  test('the whole group pays on its pages; a decline says why; the organizer sees it live and is sent on', async () => {
+    const { organizer, sessionId, bobUrl, cyUrl } = await equalOfThree({
+      success_url: 'https://shop.example/thanks?order=ORD-1001',
+    });
+    await organizer.route('https://shop.example/**', (route) =>
+      route.fulfill({ status: 200, contentType: 'text/html', body: '<h1>Shop: thank you</h1>' }),
+    );
+    // Ann pays her own share on her page.
+    await payWithCard(organizer, CARDS.ok);
+    await organizer.waitForFunction(() =>
+      document.querySelector('#actions-status')?.textContent?.includes('paid'),
+    );
+    assert.equal(await organizer.locator('#my-share').count(), 0, 'nothing more for Ann to pay');
+
+    // Bob, on his phone: a declined card first, in words, then another card.
+    const bob = await open(bobUrl, { width: 360 });
+    assert.equal(await bob.textContent('[data-testid="amount-due"]'), '$33.66');
+    await payWithCard(bob, CARDS.insufficientFunds);
+    await bob.waitForSelector('#pay-error:not(:empty)');
+    assert.match((await bob.textContent('#pay-error')) ?? '', /insufficient funds|not enough|funds/i);
+    assert.match((await bob.textContent('#pay-error')) ?? '', /another card/);
+    assert.equal(await bob.getAttribute('#card-number', 'aria-invalid'), 'true');
+    assert.equal((await sessionOf(t, sessionId)).group.members[1].status, 'pending');
+    await payWithCard(bob, CARDS.ok);
+    await bob.waitForSelector('#paid');
+    assert.match((await bob.textContent('#paid')) ?? '', /Your share is paid/);
+    assert.match((await bob.textContent('#paid')) ?? '', /ending 4242/);
+
+    // Ann's page shows Bob paid without a reload.
+    await organizer.waitForFunction(() =>
+      document.querySelector('#progress')?.textContent?.includes('$66.67'),
+    );
+
+    // Cy pays; everyone's page turns to funded; Ann is sent to the shop's success page.
+    const cy = await open(cyUrl);
+    await payWithCard(cy, CARDS.ok);
+    await cy.waitForSelector('#paid');
+    await bob.waitForFunction(() => document.querySelector('.badge')?.textContent === 'Fully paid');
+    await organizer.waitForURL('https://shop.example/thanks?order=ORD-1001', { timeout: 10_000 });
+    const session = await sessionOf(t, sessionId);
+    assert.equal(session.status, 'funded');
+    assert.equal(session.charges.length, 3);
+  });
+
+  test('cover the rest: after confirming, the organizer’s share is everything not yet paid', async () => {
+    const { organizer, sessionId, bobUrl } = await equalOfThree();
+    const bob = await open(bobUrl);
+    await payWithCard(bob, CARDS.ok);
+    await bob.waitForSelector('#paid');
+    await organizer.waitForFunction(() =>
+      document.querySelector('[data-action="cover"]')?.textContent?.includes('$33.33'),
+    );
+    await organizer.click('[data-action="cover"]');
+    assert.match(
+      (await organizer.textContent('#confirm-text')) ?? '',
+      /Cover the rest\? The share not yet paid \(\$33\.33\)/,
+    );
+    await organizer.click('[data-action="cover-yes"]');
+    await organizer.waitForFunction(
+      () => document.querySelector('[data-testid="amount-due"]')?.textContent === '$67.34',
+    );
+    await payWithCard(organizer, CARDS.ok);
+    await organizer.waitForSelector('#finished');
+    assert.match((await organizer.textContent('#finished')) ?? '', /fully paid/);
+    const session = await sessionOf(t, sessionId);
+    assert.equal(session.status, 'funded');
+    assert.deepEqual(
+      session.group.members.map((m: { name: string; amount_cents: number }) => [m.name, m.amount_cents]),
+      [
+        ['Ann', 6667],
+        ['Bob', 3333],
+      ],
+    );
+  });
+
+  test('cancel from the organizer’s page: confirmed, the paid share refunded, every page says so', async () => {
+    const { organizer, sessionId, bobUrl } = await equalOfThree();
+    const bob = await open(bobUrl);
+    await payWithCard(bob, CARDS.ok);
+    await bob.waitForSelector('#paid');
+    await organizer.click('[data-action="cancel"]');
+    await organizer.click('[data-action="confirm-no"]');
+    assert.equal(
+      await organizer.evaluate(() => document.activeElement?.getAttribute('data-action')),
+      'cancel',
+    );
+    assert.equal((await sessionOf(t, sessionId)).status, 'pending', 'keeping the group changes nothing');
+    await organizer.click('[data-action="cancel"]');
+    await organizer.click('[data-action="cancel-yes"]');
+    await organizer.waitForSelector('#finished');
+    assert.match((await organizer.textContent('#finished')) ?? '', /This group was cancelled/);
+    assert.equal(await organizer.locator('#setup-form').count(), 0, 'no more set-up');
+    const session = await sessionOf(t, sessionId);
+    assert.equal(session.status, 'cancelled');
+    assert.deepEqual(
+      session.refunds.map((r: { amount_cents: number; status: string }) => [r.amount_cents, r.status]),
+      [[3366, 'succeeded']],
+    );
+    await bob.waitForFunction(
+      () => document.querySelector('#paid')?.textContent?.includes('refunded'),
+      null,
+      {
+        timeout: 10_000,
+      },
+    );
+  });
+
+  test('expiry reaches an open page without a reload', async () => {
+    const { organizer, sessionId, bobUrl } = await equalOfThree();
+    const bob = await open(bobUrl);
+    const res = await t.request('POST', `/v1/test_helpers/sessions/${sessionId}/expire`, {
+      key: t.merchant.secretKey,
+    });
+    assert.equal(res.status, 200, res.text);
+    await organizer.waitForSelector('#finished', { timeout: 10_000 });
+    assert.match((await organizer.textContent('#finished')) ?? '', /This group was expired/);
+    await bob.waitForSelector('#finished', { timeout: 10_000 });
+    assert.equal(await bob.locator('#pay-form').count(), 0, 'no card form on an expired group');
+  });
+
+  test('the group link: a friend joins an equal split and lands on their own share page', async () => {
+    const { created } = await newSession(t);
+    const joinUrl = `${t.baseUrl}/session/${created.session_id}?access=${created.group_access_token}`;
+    const friend = await open(joinUrl);
+    await friend.click('#join-form button[type="submit"]');
+    await friend.waitForSelector('#join-error:not(:empty)');
+    assert.equal(await friend.textContent('#join-error'), 'Enter your name to join.');
+    await friend.fill('#join-name', 'Dee');
+    await friend.click('#join-form button[type="submit"]');
+    await friend.waitForURL(/\/s\/shr_/);
+    assert.match((await friend.textContent('h1')) ?? '', /Dee, your share/);
+  });
+
+  test('send reminders: pending members with an email are mailed, and the page says how many', async () => {
+    const { organizer } = await equalOfThree();
+    await organizer.click('[data-action="remind"]');
+    await organizer.waitForFunction(() =>
+      document.querySelector('#actions-status')?.textContent?.startsWith('Sent'),
+    );
+    // Ann and Bob have emails; Cy has none.
+    assert.equal(
+      await organizer.textContent('#actions-status'),
+      'Sent 2 reminders. 1 not sent: no email, or reminded within the hour.',
+    );
+    await organizer.click('[data-action="remind"]');
+    await organizer.waitForFunction(() =>
+      document.querySelector('#actions-status')?.textContent?.startsWith('No'),
+    );
+    assert.match((await organizer.textContent('#actions-status')) ?? '', /at most once an hour/);
+  });
+
+  test('a member pays with the keyboard alone', async () => {
+    const { bobUrl, sessionId } = await equalOfThree();
+    const bob = await open(bobUrl);
+    // From the top of the page: the skip link, then the card fields in order.
+    await bob.keyboard.press('Tab');
+    assert.equal(await bob.evaluate(() => document.activeElement?.textContent), 'Skip to content');
+    const focused = async () => bob.evaluate(() => document.activeElement?.id);
+    for (let i = 0; i < 10 && (await focused()) !== 'card-number'; i++) await bob.keyboard.press('Tab');
+    assert.equal(await focused(), 'card-number');
+    await bob.keyboard.type(CARDS.ok);
+    await bob.keyboard.press('Tab');
+    await bob.keyboard.type('12/34');
+    await bob.keyboard.press('Tab');
+    await bob.keyboard.type('123');
+    await bob.keyboard.press('Enter');
+    await bob.waitForSelector('#paid');
+    await eventually(async () => (await sessionOf(t, sessionId)).group.members[1].status === 'paid');
+  });
+
+  test('a share paid elsewhere shows as paid on its page after a reload, with no form', async () => {
+    const { bobUrl } = await equalOfThree();
+    const shareId = bobUrl.split('/s/')[1] as string;
+    await payOk(t, shareId);
+    const bob = await open(bobUrl);
+    assert.equal(await bob.locator('#pay-form').count(), 0);
+    assert.match((await bob.textContent('#paid')) ?? '', /paid/);
+  });
+});
