@@ -57,25 +57,19 @@ export function priceCart(lines: Line[], orderRef: string): Cart {
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A field of `sent` that differs from `expected`, named as a path (`items[1].unit_price`), or undefined. */
-function firstDifference(sent: unknown, expected: unknown, path: string): string | undefined {
+/** The fields of `sent` that differ from `expected`, named as paths (`cart.items[1].unit_price`). */
+function differences(sent: unknown, expected: unknown, path: string): string[] {
   if (Array.isArray(expected)) {
-    if (!Array.isArray(sent) || sent.length !== expected.length) return path;
-    for (const [i, value] of expected.entries()) {
-      const found = firstDifference(sent[i], value, `${path}[${i}]`);
-      if (found) return found;
-    }
-    return undefined;
+    if (!Array.isArray(sent) || sent.length !== expected.length) return [path];
+    return expected.flatMap((value, i) => differences(sent[i], value, `${path}[${i}]`));
   }
   if (isObject(expected)) {
-    if (!isObject(sent)) return path;
-    for (const key of new Set([...Object.keys(sent), ...Object.keys(expected)])) {
-      const found = firstDifference(sent[key], expected[key], path ? `${path}.${key}` : key);
-      if (found) return found;
-    }
-    return undefined;
+    if (!isObject(sent)) return [path];
+    return [...new Set([...Object.keys(expected), ...Object.keys(sent)])].flatMap((key) =>
+      differences(sent[key], expected[key], `${path}.${key}`),
+    );
   }
-  return Object.is(sent, expected) ? undefined : path;
+  return Object.is(sent, expected) ? [] : [path];
 }
 
 /**
@@ -111,9 +105,9 @@ export function cartProblems(cart: unknown, orderRef: string): string[] {
   if (problems.length > 0) return problems;
   // Compare item by item in the order they came: the page may list them as it likes.
   const expected = priceCart(lines, orderRef);
-  const difference = firstDifference(cart, expected, 'cart');
-  if (difference) {
-    return [`${difference} is not what this shop charges: expected the cart ${JSON.stringify(expected)}`];
-  }
-  return [];
+  const wrong = differences(cart, expected, 'cart');
+  if (wrong.length === 0) return [];
+  return [
+    `${wrong.join(', ')} ${wrong.length === 1 ? 'is' : 'are'} not what this shop charges: it signs ${JSON.stringify(expected)}`,
+  ];
 }
