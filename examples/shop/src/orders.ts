@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-export type OrderStatus = 'open' | 'pending' | 'paid' | 'cancelled';
+type OrderStatus = 'open' | 'pending' | 'paid' | 'cancelled';
 
 export interface Order {
   ref: string;

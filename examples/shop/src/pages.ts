@@ -19,7 +19,7 @@ const escapeHtml = (text: string): string =>
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
   );
 
-export const money = (cents: number, currency = CURRENCY): string =>
+const money = (cents: number, currency = CURRENCY): string =>
   new Intl.NumberFormat('en-US', { style: 'currency', currency: currency.toUpperCase() }).format(cents / 100);
 
 const SHOP_NAME = 'Camp Supply';

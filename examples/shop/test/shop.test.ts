@@ -120,7 +120,9 @@ describe('demo shop', () => {
 
     const created = await createFromPage(cart, signed.body.signature as string);
     assert.equal(created.status, 200, created.text);
-    const read = await t.request('GET', `/v1/sessions/${created.body.session_id}`, { key: t.merchant.secretKey });
+    const read = await t.request('GET', `/v1/sessions/${created.body.session_id}`, {
+      key: t.merchant.secretKey,
+    });
     assert.equal(read.body.order_ref, ref);
     assert.equal(read.body.total_cents, cart.total);
   });
@@ -129,13 +131,25 @@ describe('demo shop', () => {
     const ref = await newOrder();
     const good = priceCart([{ id: 'sku_tent', quantity: 1 }], ref);
     const cases: [string, unknown, RegExp][] = [
-      ['a lower price', { ...good, items: [{ ...good.items[0], unit_price: 1 }], total: good.total - 18899 }, /unit_price/],
+      [
+        'a lower price',
+        { ...good, items: [{ ...good.items[0], unit_price: 1 }], total: good.total - 18899 },
+        /unit_price/,
+      ],
       ['a lower total', { ...good, total: good.total - 100 }, /cart\.total/],
       ['no tax', { ...good, tax: 0, total: good.total - (good.tax ?? 0) }, /cart\.tax/],
       ['no fees', { ...good, fees: [], total: good.total - 200 }, /cart\.fees/],
-      ['a product it does not sell', { ...good, items: [{ id: 'sku_yacht', name: 'Yacht', quantity: 1, unit_price: 1 }] }, /not a product/],
+      [
+        'a product it does not sell',
+        { ...good, items: [{ id: 'sku_yacht', name: 'Yacht', quantity: 1, unit_price: 1 }] },
+        /not a product/,
+      ],
       ['a renamed product', { ...good, items: [{ ...good.items[0], name: 'Free tent' }] }, /name/],
-      ['an image it did not choose', { ...good, items: [{ ...good.items[0], image_url: 'https://evil.example/x.png' }] }, /image_url/],
+      [
+        'an image it did not choose',
+        { ...good, items: [{ ...good.items[0], image_url: 'https://evil.example/x.png' }] },
+        /image_url/,
+      ],
       ['another currency', { ...good, currency: 'eur' }, /currency/],
       ['a field of its own', { ...good, discount: 5000 }, /discount/],
       ['too many', priceCart([{ id: 'sku_tent', quantity: 11 }], ref), /quantity/],
@@ -150,7 +164,10 @@ describe('demo shop', () => {
       assert.equal(res.body.signature, undefined, what);
     }
     // Not JSON, or not said to be.
-    const plain = await fetch(`${base}/api/cart/sign`, { method: 'POST', body: JSON.stringify({ cart: good }) });
+    const plain = await fetch(`${base}/api/cart/sign`, {
+      method: 'POST',
+      body: JSON.stringify({ cart: good }),
+    });
     assert.equal(plain.status, 415);
     const broken = await fetch(`${base}/api/cart/sign`, {
       method: 'POST',
@@ -161,7 +178,10 @@ describe('demo shop', () => {
     // And the service refuses a tampered cart under the good cart's signature.
     const signed = await sign(good);
     assert.equal(signed.status, 200);
-    const tampered = await createFromPage({ ...good, total: 100, items: [{ ...good.items[0], unit_price: 1 }] } as Cart, signed.body.signature as string);
+    const tampered = await createFromPage(
+      { ...good, total: 100, items: [{ ...good.items[0], unit_price: 1 }] } as Cart,
+      signed.body.signature as string,
+    );
     assert.equal(tampered.status, 400);
   });
 
@@ -178,7 +198,12 @@ describe('demo shop', () => {
     assert.equal(logged.filter((line) => line.includes(`order ${ref} paid`)).length, 1);
 
     const orders = await fetch(`${base}/orders`).then((r) => r.text());
-    assert.match(orders, new RegExp(`${ref}</th><td>[^<]+</td><td><span class="badge badge-paid">paid</span></td><td class="session">${sessionId}<`));
+    assert.match(
+      orders,
+      new RegExp(
+        `${ref}</th><td>[^<]+</td><td><span class="badge badge-paid">paid</span></td><td class="session">${sessionId}<`,
+      ),
+    );
     const success = await fetch(`${base}/success?order=${ref}`);
     assert.equal(success.status, 200);
     assert.match(await success.text(), /Order confirmed/);
@@ -191,11 +216,15 @@ describe('demo shop', () => {
     assert.ok(funded);
     const again = await t.request('POST', `/v1/events/${funded.id}/redeliver`, { key: t.merchant.secretKey });
     assert.equal(again.status, 200, again.text);
-    await eventually(async () => {
-      const read = await t.request('GET', `/v1/events/${funded.id}`, { key: t.merchant.secretKey });
-      const deliveries = read.body.deliveries as { state: string }[];
-      return deliveries.length === 2 && deliveries.every((d) => d.state === 'delivered');
-    }, 10_000, 'the redelivery answered 2xx');
+    await eventually(
+      async () => {
+        const read = await t.request('GET', `/v1/events/${funded.id}`, { key: t.merchant.secretKey });
+        const deliveries = read.body.deliveries as { state: string }[];
+        return deliveries.length === 2 && deliveries.every((d) => d.state === 'delivered');
+      },
+      10_000,
+      'the redelivery answered 2xx',
+    );
     assert.equal(orderOf(ref)?.status, 'paid');
     assert.equal(logged.filter((line) => line.includes(`order ${ref} paid`)).length, 1);
 
@@ -232,7 +261,9 @@ describe('demo shop', () => {
     // No signature at all.
     assert.equal((await post(forged.body, { 'content-type': 'application/json' })).status, 400);
     // A body changed after signing (here: re-serialized with spaces), under a real event's headers.
-    const events = await t.request('GET', `/v1/events?session_id=${sessionId}`, { key: t.merchant.secretKey });
+    const events = await t.request('GET', `/v1/events?session_id=${sessionId}`, {
+      key: t.merchant.secretKey,
+    });
     const real = events.body.data[0];
     const delivered = await t.request('GET', `/v1/events/${real.id}`, { key: t.merchant.secretKey });
     assert.ok(delivered.body.deliveries.length > 0);
@@ -280,7 +311,9 @@ describe('demo shop', () => {
   test("the page's script builds a cart the shop signs and uses the SDK as documented", async () => {
     const script = readFileSync(new URL('../public/shop.js', import.meta.url), 'utf8');
     const html = await fetch(`${base}/`).then((r) => r.text());
-    const settingsText = /<script type="application\/json" id="shop-settings">(.*?)<\/script>/s.exec(html)?.[1];
+    const settingsText = /<script type="application\/json" id="shop-settings">(.*?)<\/script>/s.exec(
+      html,
+    )?.[1];
     assert.ok(settingsText);
     // A stand-in DOM: the elements the script reads and writes, by id.
     const elements = new Map<string, Record<string, unknown>>();
@@ -323,11 +356,25 @@ describe('demo shop', () => {
     assert.equal(init.publishableKey, t.merchant.publishableKey);
     assert.equal(init.apiBaseUrl, `${t.baseUrl}/v1`);
     assert.equal(init.payBaseUrl, t.baseUrl);
-    const button = calls.button as { cart: Cart; success_url: string; cancel_url: string; callbacks: Record<string, unknown> };
+    const button = calls.button as {
+      cart: Cart;
+      success_url: string;
+      cancel_url: string;
+      callbacks: Record<string, unknown>;
+    };
     assert.equal(calls.mounted, elements.get('pay'));
     const ref = button.cart.metadata?.order_ref as string;
     assert.equal(elements.get('order-ref')?.textContent, ref);
-    assert.deepEqual(JSON.parse(JSON.stringify(button.cart)), priceCart([{ id: 'sku_tent', quantity: 1 }, { id: 'sku_lantern', quantity: 3 }], ref));
+    assert.deepEqual(
+      JSON.parse(JSON.stringify(button.cart)),
+      priceCart(
+        [
+          { id: 'sku_tent', quantity: 1 },
+          { id: 'sku_lantern', quantity: 3 },
+        ],
+        ref,
+      ),
+    );
     assert.equal(button.success_url, `${shop.url}/success?order=${ref}`);
     assert.equal(button.cancel_url, `${shop.url}/`);
     assert.deepEqual(Object.keys(button.callbacks).sort(), [
@@ -343,7 +390,10 @@ describe('demo shop', () => {
     assert.equal(created.status, 200, created.text);
     // Callbacks say what happened in the status line.
     (button.callbacks.onGroupFunded as (id: string, ref: string) => void)(created.body.session_id, ref);
-    assert.match(String(elements.get('status')?.textContent), new RegExp(`Every share is paid for order ${ref}`));
+    assert.match(
+      String(elements.get('status')?.textContent),
+      new RegExp(`Every share is paid for order ${ref}`),
+    );
     (button.callbacks.onError as (e: unknown) => void)({ code: 'invalid_signature', message: 'bad' });
     assert.match(String(elements.get('status')?.textContent), /failed: bad \(invalid_signature\)/);
   });

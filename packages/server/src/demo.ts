@@ -10,7 +10,7 @@ import { countMerchants, createMerchant } from './flows/merchants.ts';
 import { createWebhookEndpoint, deleteWebhookEndpoint } from './flows/webhooks.ts';
 
 /** Relative to the working directory, as the default database is: `npm start` runs from the repository root. */
-export const DEMO_SHOP_FILE = './data/demo-shop.json';
+const DEMO_SHOP_FILE = './data/demo-shop.json';
 
 /** The demo shop's receiver: examples/shop serves it. */
 const SHOP_WEBHOOK_PATH = '/webhooks/group-checkout';
