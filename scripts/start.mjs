@@ -14,8 +14,8 @@ const SHOP = fileURLToPath(new URL('../examples/shop/src/main.ts', import.meta.u
 const DEMO_SHOP_FILE = './data/demo-shop.json';
 /** How long the children have to stop after SIGTERM before they are killed, milliseconds. */
 const STOP_GRACE_MS = 10_000;
-/** How long the shop has to say it listens before the service's output is let through anyway. */
-const SHOP_START_MS = 30_000;
+/** How long the service's output may be held back at most (a slow start must not look like a hung one). */
+const HOLD_AT_MOST_MS = 30_000;
 
 // tsx resolved from this file, not from the working directory, so that npm start works from anywhere.
 const NODE_ARGS = ['--conditions=@group-checkout/source', '--import', import.meta.resolve('tsx')];
@@ -27,6 +27,7 @@ const shopWanted =
 /** The service's output while it is held back, in order, as [stream, chunk]. */
 const held = [];
 let holding = shopWanted;
+if (holding) setTimeout(release, HOLD_AT_MOST_MS).unref();
 function release() {
   if (!holding) return;
   holding = false;
@@ -72,8 +73,6 @@ function startShop() {
     release();
     return;
   }
-  const timer = setTimeout(release, SHOP_START_MS);
-  timer.unref();
   const shop = run(SHOP, (message) => {
     if (message?.type === 'listening') release();
   });

@@ -80,7 +80,10 @@ describe('npm start', () => {
   /** The processes npm start runs (the service and the shop), by their parent. */
   const childrenOf = (pid: number): number[] => {
     try {
-      return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+      return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)
+        .map(Number);
     } catch {
       return [];
     }
@@ -115,11 +118,18 @@ describe('npm start', () => {
 
   test('first start: both answer, the shop URL first, the settings file 0600, webhooks reach the shop', async () => {
     const s = start();
-    await waitFor(s, async () => (await answers(`${service()}/healthz`)) && (await answers(`${shop()}/`)), 'both');
+    await waitFor(
+      s,
+      async () => (await answers(`${service()}/healthz`)) && (await answers(`${shop()}/`)),
+      'both',
+    );
     await waitFor(s, async () => s.output().includes('Lost the secret key?'), 'the credentials');
     const output = s.output();
     const lines = output.split('\n');
-    assert.equal(lines[0], `Demo shop: http://localhost:${shopPort}  (orders: http://localhost:${shopPort}/orders)`);
+    assert.equal(
+      lines[0],
+      `Demo shop: http://localhost:${shopPort}  (orders: http://localhost:${shopPort}/orders)`,
+    );
     assert.ok(output.indexOf('created a demo merchant') > 0);
 
     assert.equal(statSync(settingsFile()).mode & 0o777, 0o600);
@@ -133,11 +143,17 @@ describe('npm start', () => {
     assert.ok(secretKey);
 
     // The demo merchant: the shop's origin allowed, its receiver registered for every event.
-    const me = await fetch(`${service()}/v1/merchants/me`, { headers: { authorization: `Bearer ${secretKey}` } });
-    assert.ok(((await me.json()) as { allowed_origins: string[] }).allowed_origins.includes(settings.shop_url));
+    const me = await fetch(`${service()}/v1/merchants/me`, {
+      headers: { authorization: `Bearer ${secretKey}` },
+    });
+    assert.ok(
+      ((await me.json()) as { allowed_origins: string[] }).allowed_origins.includes(settings.shop_url),
+    );
 
     // A session from the shop's page: its group.created reaches the shop (localhost, the endpoint's secret).
-    const order = (await (await fetch(`${shop()}/api/orders`, { method: 'POST' })).json()) as { order_ref: string };
+    const order = (await (await fetch(`${shop()}/api/orders`, { method: 'POST' })).json()) as {
+      order_ref: string;
+    };
     const cart = {
       total: 2450 + 202 + 900 + 200,
       currency: 'usd',
@@ -178,7 +194,11 @@ describe('npm start', () => {
   test('a second start reuses the settings file and prints no credentials', async () => {
     const before = readFileSync(settingsFile(), 'utf8');
     const s = start();
-    await waitFor(s, async () => (await answers(`${service()}/healthz`)) && (await answers(`${shop()}/`)), 'both');
+    await waitFor(
+      s,
+      async () => (await answers(`${service()}/healthz`)) && (await answers(`${shop()}/`)),
+      'both',
+    );
     await waitFor(s, async () => s.output().includes('Demo shop:'), 'the shop URL');
     assert.ok(s.output().startsWith(`Demo shop: http://localhost:${shopPort}`), s.output());
     assert.doesNotMatch(s.output(), /created a demo merchant|svc_sk_test_/);
@@ -190,13 +210,19 @@ describe('npm start', () => {
     const before = JSON.parse(readFileSync(settingsFile(), 'utf8'));
     shopPort = await freePort();
     const s = start();
-    await waitFor(s, async () => (await answers(`${service()}/healthz`)) && (await answers(`${shop()}/`)), 'both');
+    await waitFor(
+      s,
+      async () => (await answers(`${service()}/healthz`)) && (await answers(`${shop()}/`)),
+      'both',
+    );
     const after = JSON.parse(readFileSync(settingsFile(), 'utf8'));
     assert.equal(after.shop_url, `http://localhost:${shopPort}`);
     assert.notEqual(after.webhook_id, before.webhook_id);
     assert.equal(after.merchant_id, before.merchant_id);
     assert.equal(statSync(settingsFile()).mode & 0o777, 0o600);
-    const hooks = await fetch(`${service()}/v1/webhooks`, { headers: { authorization: `Bearer ${secretKey}` } });
+    const hooks = await fetch(`${service()}/v1/webhooks`, {
+      headers: { authorization: `Bearer ${secretKey}` },
+    });
     const { data } = (await hooks.json()) as { data: { id: string; url: string }[] };
     assert.deepEqual(
       data.map((w) => [w.id, w.url]),
