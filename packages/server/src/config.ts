@@ -93,6 +93,12 @@ export interface Config {
   secretsKey: Buffer | undefined;
   /** SECRETS_KEY_PREVIOUS: the key before the last rotation, still opening what it sealed. */
   secretsKeyPrevious: Buffer | undefined;
+  /**
+   * Port of the demo shop that `npm start` runs beside the sandbox (SHOP_PORT, default 4100), for the demo
+   * merchant's allowed origin and webhook endpoint; undefined in production or with DEMO_SHOP=0
+   * (docs/decisions.md#demo-shop).
+   */
+  demoShopPort: number | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -300,6 +306,8 @@ export function loadConfig(env: Env = process.env): Config {
   const crashAt = env.SANDBOX_CRASH_AT || undefined;
   if (crashAt && serviceEnv !== 'sandbox')
     throw new ConfigError('SANDBOX_CRASH_AT is for crash tests in the sandbox; unset it in production');
+  const demoShopPort = integer(env, 'SHOP_PORT', 4100, 1, 65535);
+  const demoShopOn = (env.DEMO_SHOP ?? '') === '' || boolean(env, 'DEMO_SHOP');
   return {
     port,
     host,
@@ -334,5 +342,6 @@ export function loadConfig(env: Env = process.env): Config {
     crashAt,
     secretsKey: secretsKeyCurrent,
     secretsKeyPrevious,
+    demoShopPort: demoShopOn && serviceEnv === 'sandbox' ? demoShopPort : undefined,
   };
 }

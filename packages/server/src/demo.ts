@@ -1,13 +1,52 @@
 // First start of the sandbox on an empty database: create a demo merchant and print what a developer
-// needs to try the API. Secrets go to the terminal once, never to the log.
+// needs to try the API. Secrets go to the terminal once, never to the log. Unless DEMO_SHOP=0, the demo
+// merchant also gets a webhook endpoint at the demo shop (examples/shop), and what the shop needs is
+// written to ./data/demo-shop.json, readable by its owner only (docs/decisions.md#demo-shop).
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Config } from './config.ts';
 import type { Deps } from './deps.ts';
 import { countMerchants, createMerchant } from './flows/merchants.ts';
+import { createWebhookEndpoint, deleteWebhookEndpoint } from './flows/webhooks.ts';
+
+/** Relative to the working directory, as the default database is: `npm start` runs from the repository root. */
+const DEMO_SHOP_FILE = './data/demo-shop.json';
+
+/** The demo shop's receiver: examples/shop serves it. */
+const SHOP_WEBHOOK_PATH = '/webhooks/group-checkout';
+
+/** What the demo shop reads: its merchant's browser credentials and webhook secret, never the secret key. */
+interface DemoShopFile {
+  merchant_id: string;
+  publishable_key: string;
+  signing_secret: string;
+  webhook_id: string;
+  webhook_secret: string;
+  api_url: string;
+  pay_url: string;
+  shop_url: string;
+}
+
+const shopUrlOf = (port: number) => `http://localhost:${port}`;
+
+/** Written whole to a temporary file, then renamed: a reader never sees half a file, nor a wider mode. */
+function writeDemoShopFile(file: DemoShopFile): void {
+  mkdirSync(dirname(DEMO_SHOP_FILE), { recursive: true });
+  const temporary = `${DEMO_SHOP_FILE}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(temporary, 0o600); // the umask may have narrowed it further, never widened; say it exactly
+  renameSync(temporary, DEMO_SHOP_FILE);
+}
 
 export async function ensureDemoMerchant(deps: Deps): Promise<void> {
   const { config } = deps;
   if (config.serviceEnv !== 'sandbox') return;
-  if ((await countMerchants(deps.db)) > 0) return;
+  if ((await countMerchants(deps.db)) > 0) {
+    await refreshDemoShopFile(deps, config);
+    return;
+  }
   const payOrigin = new URL(config.publicPayUrl).origin;
+  const shopUrl = config.demoShopPort === undefined ? undefined : shopUrlOf(config.demoShopPort);
   const created = await createMerchant(
     deps.db,
     {
@@ -15,11 +54,34 @@ export async function ensureDemoMerchant(deps: Deps): Promise<void> {
       environment: 'test',
       headlessApiEnabled: true,
       payoutCurrency: null,
-      allowedOrigins: [payOrigin],
+      // The shop's page creates sessions with the publishable key (its Origin is recorded then); the
+      // allowed origin covers sessions its server would create with the secret key.
+      allowedOrigins: shopUrl ? [payOrigin, shopUrl] : [payOrigin],
     },
     deps.clock.now(),
   );
   const m = created.merchant;
+  const shopLines: string[] = [];
+  if (shopUrl) {
+    const endpoint = await createWebhookEndpoint(deps, m.id, {
+      url: `${shopUrl}${SHOP_WEBHOOK_PATH}`,
+      events: ['*'],
+    });
+    writeDemoShopFile({
+      merchant_id: m.id,
+      publishable_key: created.publishableKey,
+      signing_secret: m.signingSecret,
+      webhook_id: endpoint.id,
+      webhook_secret: endpoint.secret,
+      api_url: config.publicBaseUrl,
+      pay_url: config.publicPayUrl,
+      shop_url: shopUrl,
+    });
+    shopLines.push(
+      `  demo shop webhook        ${endpoint.id} -> ${endpoint.url} (every event)`,
+      `  demo shop settings       ${DEMO_SHOP_FILE} (mode 0600; no secret key in it)`,
+    );
+  }
   process.stdout.write(
     [
       '',
@@ -32,9 +94,44 @@ export async function ensureDemoMerchant(deps: Deps): Promise<void> {
       `  API                      ${config.publicBaseUrl}`,
       `  OpenAPI                  ${config.publicBaseUrl}/openapi.json`,
       `  hosted pages             ${config.publicPayUrl}`,
+      ...shopLines,
       `Lost the secret key? npx group-checkout merchant keys roll --merchant ${m.id}`,
       '',
       '',
     ].join('\n'),
   );
+}
+
+/**
+ * A later start reuses ./data/demo-shop.json; only what the environment decides is brought up to date: the
+ * API and pay URLs (PORT, PUBLIC_*), and the shop's own URL (SHOP_PORT), whose webhook endpoint is then
+ * registered anew (a new secret) and the old one deleted.
+ */
+async function refreshDemoShopFile(deps: Deps, config: Config): Promise<void> {
+  if (config.demoShopPort === undefined || !existsSync(DEMO_SHOP_FILE)) return;
+  let file: DemoShopFile;
+  try {
+    file = JSON.parse(readFileSync(DEMO_SHOP_FILE, 'utf8')) as DemoShopFile;
+  } catch {
+    deps.logger.warn({ file: DEMO_SHOP_FILE }, 'demo shop settings are not JSON: left as they are');
+    return;
+  }
+  const shopUrl = shopUrlOf(config.demoShopPort);
+  const next: DemoShopFile = { ...file, api_url: config.publicBaseUrl, pay_url: config.publicPayUrl };
+  if (file.shop_url !== shopUrl) {
+    // A file from another database (its merchant unknown here) cannot be mended: the demo must not stop
+    // the service, so say so and leave it.
+    const endpoint = await createWebhookEndpoint(deps, file.merchant_id, {
+      url: `${shopUrl}${SHOP_WEBHOOK_PATH}`,
+      events: ['*'],
+    }).catch((error: unknown) => {
+      deps.logger.warn({ err: error, file: DEMO_SHOP_FILE }, 'demo shop webhook endpoint not moved');
+      return undefined;
+    });
+    if (!endpoint) return;
+    // Gone already (deleted through the API) is fine: the new one replaces it either way.
+    await deleteWebhookEndpoint(deps, file.merchant_id, file.webhook_id).catch(() => undefined);
+    Object.assign(next, { webhook_id: endpoint.id, webhook_secret: endpoint.secret, shop_url: shopUrl });
+  }
+  if (JSON.stringify(next) !== JSON.stringify(file)) writeDemoShopFile(next);
 }

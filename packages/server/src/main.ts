@@ -22,11 +22,15 @@ export async function serve(config: Config): Promise<void> {
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  // Started by scripts/start.mjs (an IPC channel): stop when it is gone, rather than live on orphaned.
+  process.once('disconnect', () => void shutdown('disconnect'));
   await app.listen({ port: config.port, host: config.host });
   deps.logger.info(
     { api: config.publicBaseUrl, pay: config.publicPayUrl, env: config.serviceEnv, db: deps.db.dialect },
     'group checkout listening',
   );
+  // scripts/start.mjs (npm start) waits for this before it starts the demo shop beside us.
+  process.send?.({ type: 'listening' });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
