@@ -43,10 +43,7 @@ export function isCurrencyCode(code: unknown): code is string {
   return typeof code === 'string' && EXPONENTS.has(code);
 }
 
-/**
- * Digits after the decimal point of the currency's minor unit: jpy 0, usd 2, kwd 3.
- * @internal Exported for its tests.
- */
+/** Digits after the decimal point of the currency's minor unit: jpy 0, usd 2, kwd 3. */
 export function minorUnitExponent(code: string): number {
   const exponent = EXPONENTS.get(code);
   if (exponent === undefined) throw new RangeError(`${JSON.stringify(code)} is not a known currency code`);

@@ -22,7 +22,7 @@ import type { PageContext, PageSession, PageShare } from './views/types.ts';
 const STRIPE_JS = 'https://js.stripe.com';
 
 /** The Content-Security-Policy of a page: framed by `ancestors` only ("'none'" outside embed mode). */
-export function pagePolicy(ancestors: readonly string[], stripe: boolean): string {
+function pagePolicy(ancestors: readonly string[], stripe: boolean): string {
   return [
     "default-src 'self'",
     // Item thumbnails are the merchant's https images; images cannot run code.

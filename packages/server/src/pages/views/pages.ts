@@ -12,10 +12,10 @@ const moneyOf = (p: { currency: string }, ctx: Pick<PageContext, 'locale'>): Mon
 });
 
 /** The organizer's own member and share, when they still have one to pay. */
-export const organizerMember = (page: PageSession) => page.group.members.find((m) => m.is_organizer);
+const organizerMember = (page: PageSession) => page.group.members.find((m) => m.is_organizer);
 
 /** The card form: in the sandbox our own fields; with Stripe, the Payment Element mounts in #payment-element. */
-export function cardFormView(
+function cardFormView(
   shareId: string,
   amountDue: number,
   m: Money,

@@ -19,9 +19,9 @@ const MEMBER_STATUS: Record<string, string> = {
   released: 'Hold released',
 };
 
-export const memberStatusWords = (status: string): string => MEMBER_STATUS[status] ?? status;
+const memberStatusWords = (status: string): string => MEMBER_STATUS[status] ?? status;
 
-export const SESSION_STATUS: Record<SessionStatus, string> = {
+const SESSION_STATUS: Record<SessionStatus, string> = {
   pending: 'Open',
   funded: 'Fully paid',
   cancelled: 'Cancelled',

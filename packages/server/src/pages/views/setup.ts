@@ -37,7 +37,10 @@ const decimalText = (amount: number, currency: string): string => {
   return exponent === 0 ? digits : `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
 };
 
-/** "12.5" → 1250 (usd); null when it is not an amount with at most the currency's decimals. */
+/**
+ * "12.5" → 1250 (usd); null when it is not an amount with at most the currency's decimals.
+ * @internal Exported for its tests.
+ */
 export function parseAmount(text: string, currency: string): number | null {
   const exponent = minorUnitExponent(currency);
   const match = /^(\d{1,9})(?:[.,](\d*))?$/.exec(text.trim());
@@ -47,7 +50,10 @@ export function parseAmount(text: string, currency: string): number | null {
   return Number(match[1]) * 10 ** exponent + Number(fraction.padEnd(exponent, '0') || '0');
 }
 
-/** "33.34" → 3334 basis points; null when it is not a percentage with at most two decimals. */
+/**
+ * "33.34" → 3334 basis points; null when it is not a percentage with at most two decimals.
+ * @internal Exported for its tests.
+ */
 export function parsePercent(text: string): number | null {
   const match = /^(\d{1,3})(?:[.,](\d{0,2}))?$/.exec(text.trim());
   if (!match) return null;

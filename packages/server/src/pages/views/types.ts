@@ -4,7 +4,7 @@
 export type SplitMode = 'equal' | 'itemized' | 'custom' | 'percentage' | 'host-pays';
 export type SessionStatus = 'pending' | 'funded' | 'cancelled' | 'expired';
 
-export interface PageCartItem {
+interface PageCartItem {
   id?: string;
   name: string;
   quantity: number;

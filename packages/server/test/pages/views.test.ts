@@ -1,0 +1,195 @@
+// The pages' pure parts: amounts typed by the organizer read into minor units without floats, the set-up
+// checks that name each field, the request body they make, the server's refusals placed by field, money in
+// the reader's locale, and escaping.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { formatMoney as format, pickLocale, timeLeft } from '../../src/pages/format.ts';
+import { html, raw } from '../../src/pages/html.ts';
+import {
+  checkDraft,
+  type Draft,
+  draftOf,
+  groupBody,
+  parseAmount,
+  parsePercent,
+  serverErrors,
+} from '../../src/pages/views/setup.ts';
+import type { PageSession } from '../../src/pages/views/types.ts';
+
+const PAGE: PageSession = {
+  role: 'organizer',
+  session_id: 'gs_1',
+  status: 'pending',
+  merchant_name: 'Shop',
+  order_ref: 'ORD-1',
+  currency: 'usd',
+  total_cents: 10_000,
+  consumer_fee_rate: 0.01,
+  expires_at: '2030-01-01T00:00:00.000Z',
+  capture: 'immediate',
+  cart: {
+    items: [
+      { id: 'a', name: 'Dinner', quantity: 2, unit_price: 4000 },
+      { id: 'b', name: 'Cake', quantity: 1, unit_price: 1000 },
+    ],
+    tax: 600,
+    shipping: 400,
+    fees: [],
+  },
+  group: {
+    id: 'grp_1',
+    size: 1,
+    mode: 'equal',
+    paid_amount: 0,
+    pending_amount: 10_000,
+    set_up: false,
+    min_size: 2,
+    max_size: 10,
+    allowed_modes: ['equal', 'itemized', 'custom', 'percentage', 'host-pays'],
+    members: [
+      { id: 'mem_1', name: 'Ann', amount_cents: 10_000, status: 'pending', is_organizer: true, email: null },
+    ],
+  },
+};
+
+test('typed amounts are read into exact minor units, or refused', () => {
+  assert.equal(parseAmount('12.5', 'usd'), 1250);
+  assert.equal(parseAmount('12,50', 'eur'), 1250);
+  assert.equal(parseAmount(' 7 ', 'usd'), 700);
+  assert.equal(parseAmount('0.07', 'usd'), 7);
+  assert.equal(parseAmount('7300', 'jpy'), 7300);
+  assert.equal(parseAmount('1.234', 'kwd'), 1234);
+  for (const bad of ['', '1.234', '-1', '1e3', 'abc', '1.2.3', '12.5', '0x10']) {
+    assert.equal(parseAmount(bad, bad === '12.5' ? 'jpy' : 'usd'), null, bad);
+  }
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 99_999_999 }), (cents) => {
+      const text = `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+      return parseAmount(text, 'usd') === cents;
+    }),
+  );
+});
+
+test('typed percentages become basis points, at most 100 % and two decimals', () => {
+  assert.equal(parsePercent('33.34'), 3334);
+  assert.equal(parsePercent('100'), 10_000);
+  assert.equal(parsePercent('0,5'), 50);
+  for (const bad of ['100.01', '101', '1.234', '-1', 'x', '']) assert.equal(parsePercent(bad), null, bad);
+});
+
+const draft = (mode: Draft['mode'], rows: Partial<Draft['members'][number]>[]): Draft => ({
+  mode,
+  members: rows.map((r, i) => ({
+    name: `P${i}`,
+    email: '',
+    amount: '',
+    percent: '',
+    items: [0, 0],
+    locked: false,
+    isOrganizer: i === 0,
+    status: 'pending',
+    ...r,
+  })),
+});
+
+test('the set-up checks name each wrong field, and the whole when the parts do not add up', () => {
+  assert.deepEqual(checkDraft(draft('equal', [{}, {}]), PAGE), {});
+  assert.deepEqual(checkDraft(draft('equal', [{}]), PAGE), { '': 'A group needs at least 2 people.' });
+  assert.deepEqual(checkDraft(draft('equal', [{}, { name: ' ', email: 'x@' }]), PAGE), {
+    'm1-name': 'Enter a name.',
+    'm1-email': 'Enter an email address like name@example.com, or leave it empty.',
+  });
+  assert.deepEqual(checkDraft(draft('custom', [{ amount: '60' }, { amount: '30' }]), PAGE), {
+    '': 'The amounts add up to $90.00; they must add up to $100.00.',
+  });
+  assert.deepEqual(Object.keys(checkDraft(draft('custom', [{ amount: '60' }, { amount: 'x' }]), PAGE)), [
+    'm1-amount',
+  ]);
+  assert.deepEqual(checkDraft(draft('percentage', [{ percent: '50' }, { percent: '49.99' }]), PAGE), {
+    '': 'The percentages add up to 99.99%; they must add up to 100%.',
+  });
+  assert.deepEqual(checkDraft(draft('host-pays', [{}, { amount: '100.01' }]), PAGE), {
+    '': "Your friends' amounts add up to $100.01, more than the total of $100.00.",
+  });
+  assert.deepEqual(checkDraft(draft('itemized', [{ items: [2, 0] }, { items: [0, 1] }]), PAGE), {});
+  assert.deepEqual(checkDraft(draft('itemized', [{ items: [1, 0] }, { items: [0, 1] }]), PAGE), {
+    item0: 'Dinner: 1 of 2 assigned; assign every unit to someone.',
+  });
+});
+
+test('the request body carries each mode’s own field, and a locked share’s amount is not sent', () => {
+  assert.deepEqual(
+    groupBody(draft('custom', [{ amount: '60', email: ' a@b.co ' }, { amount: '40' }]), 'usd'),
+    {
+      mode: 'custom',
+      members: [
+        { name: 'P0', email: 'a@b.co', amount_cents: 6000 },
+        { name: 'P1', amount_cents: 4000 },
+      ],
+    },
+  );
+  assert.deepEqual(groupBody(draft('host-pays', [{ amount: '1' }, { amount: '25' }]), 'usd').members, [
+    { name: 'P0' },
+    { name: 'P1', amount_cents: 2500 },
+  ]);
+  assert.deepEqual(
+    groupBody(draft('itemized', [{ id: 'mem_1', items: [2, 0] }, { items: [0, 1] }]), 'usd').members,
+    [
+      { id: 'mem_1', name: 'P0', items: [{ item_index: 0, quantity: 2 }] },
+      { name: 'P1', items: [{ item_index: 1, quantity: 1 }] },
+    ],
+  );
+  assert.deepEqual(
+    groupBody(draft('custom', [{ amount: '60', locked: true }, { amount: '40' }]), 'usd').members[0],
+    { name: 'P0' },
+  );
+});
+
+test('a fresh group starts with the organizer and an empty row; the server’s refusals land by field', () => {
+  const start = draftOf(PAGE);
+  assert.equal(start.mode, 'equal');
+  assert.deepEqual(
+    start.members.map((m) => [m.name, m.isOrganizer]),
+    [
+      ['Ann', true],
+      ['', false],
+    ],
+  );
+  assert.deepEqual(serverErrors(['members[1].amount_cents must be at least 0', 'the group is full'], 'x'), {
+    'm1-amount': 'members[1].amount_cents must be at least 0',
+    '': 'the group is full',
+  });
+  assert.deepEqual(serverErrors(undefined, 'Only the organizer may do this.'), {
+    '': 'Only the organizer may do this.',
+  });
+});
+
+test('money in the reader’s locale and the currency’s minor unit; time left in words', () => {
+  // Intl puts a no-break space between a code and the number; compared here as a plain space.
+  const formatMoney = (...args: Parameters<typeof format>) => format(...args).replace(/\u00a0/g, ' ');
+  assert.equal(formatMoney(7300, 'usd', 'en-US'), '$73.00');
+  assert.equal(formatMoney(7300, 'jpy', 'en-US'), '¥7,300');
+  assert.equal(formatMoney(1234, 'kwd', 'en-US'), 'KWD 1.234');
+  assert.equal(formatMoney(7300, 'eur', 'de-DE'), '73,00 €');
+  // A large amount stays exact: no float between the integer and the text.
+  assert.equal(formatMoney(99_999_999, 'usd', 'en-US'), '$999,999.99');
+  assert.equal(pickLocale('de-CH,de;q=0.9'), 'de-CH');
+  assert.equal(pickLocale('*, not a tag!!'), 'en');
+  assert.equal(pickLocale(undefined), 'en');
+  const now = Date.parse('2030-01-01T00:00:00Z');
+  assert.equal(timeLeft('2030-01-03T03:00:00Z', now), '2 days 3 hours');
+  assert.equal(timeLeft('2030-01-01T01:00:00Z', now), '1 hour');
+  assert.equal(timeLeft('2030-01-01T00:00:30Z', now), 'less than a minute');
+  assert.equal(timeLeft('2029-12-31T00:00:00Z', now), 'no time');
+});
+
+test('html`…` escapes every value except markup it made', () => {
+  const name = '<img src=x onerror="alert(1)">&\'';
+  assert.equal(
+    html`<p title="${name}">${name}</p>`.value,
+    '<p title="&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;&#39;">&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&amp;&#39;</p>',
+  );
+  assert.equal(html`<ul>${['a', html`<b>b</b>`, null, false, 0]}</ul>`.value, '<ul>a<b>b</b>0</ul>');
+  assert.equal(html`${raw('<br>')}`.value, '<br>');
+});
