@@ -25,5 +25,8 @@ await build({ ...common, format: 'iife', globalName: 'GroupCheckout', outfile: '
 await build({ ...common, format: 'esm', outfile: 'dist/group-checkout.mjs' });
 
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-const types = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: here, stdio: 'inherit' });
+const types = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {
+  cwd: here,
+  stdio: 'inherit',
+});
 if (types.status !== 0) process.exit(types.status ?? 1);
