@@ -7,7 +7,9 @@ export type Result<T> = { ok: true; value: T } | { ok: false; error: GroupChecko
 
 /** 128 random bits as hex: crypto.getRandomValues works on plain-http pages, randomUUID does not. */
 export function randomKey(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join(
+    '',
+  );
 }
 
 export async function call<T>(
@@ -48,10 +50,17 @@ export async function call<T>(
     json = await response.json();
   } catch {}
   if (response.ok && json) return { ok: true, value: json as T };
-  const requestId = (json?.request_id as string | undefined) ?? response.headers.get('x-request-id') ?? undefined;
+  const requestId =
+    (json?.request_id as string | undefined) ?? response.headers.get('x-request-id') ?? undefined;
   const error: GroupCheckoutError = {
-    code: typeof json?.code === 'string' ? json.code : response.ok ? 'invalid_response' : `http_${response.status}`,
-    message: typeof json?.error === 'string' ? json.error : `Group Checkout answered HTTP ${response.status}.`,
+    code:
+      typeof json?.code === 'string'
+        ? json.code
+        : response.ok
+          ? 'invalid_response'
+          : `http_${response.status}`,
+    message:
+      typeof json?.error === 'string' ? json.error : `Group Checkout answered HTTP ${response.status}.`,
   };
   if (requestId) error.request_id = requestId;
   return { ok: false, status: response.status, error };

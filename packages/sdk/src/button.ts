@@ -3,8 +3,8 @@
 // and, as a fallback, polling GET /sessions/{id} every 3 s fire the callbacks, each at most once per
 // session (docs/sdk.md#behaviour).
 import { call } from './api.ts';
-import { openModal, type Modal } from './modal.ts';
-import { type ButtonConfig, type Config, buttonConfig } from './options.ts';
+import { type Modal, openModal } from './modal.ts';
+import { type ButtonConfig, buttonConfig, type Config } from './options.ts';
 import { injectStyles, themeClass } from './styles.ts';
 import type { ButtonInstance, ButtonOptions, GroupCheckoutError } from './types.ts';
 
@@ -78,7 +78,8 @@ export function createButton(config: Config, options: ButtonOptions): ButtonInst
       );
       if (destroyed || s !== session || s.final) return;
       if (answer.ok) {
-        if (FINAL.includes(answer.value.status)) return settle(answer.value.status as Final, answer.value.order_ref);
+        if (FINAL.includes(answer.value.status))
+          return settle(answer.value.status as Final, answer.value.order_ref);
       } else {
         if (!s.pollErrorReported) report(answer.error);
         s.pollErrorReported = true;
@@ -159,7 +160,8 @@ export function createButton(config: Config, options: ButtonOptions): ButtonInst
       if (!getSignature) {
         report({
           code: 'signature_failed',
-          message: 'No cart signature: pass signature or getSignature to GroupCheckout.button(), or getSignature to init().',
+          message:
+            'No cart signature: pass signature or getSignature to GroupCheckout.button(), or getSignature to init().',
         });
         return undefined;
       }
@@ -170,7 +172,10 @@ export function createButton(config: Config, options: ButtonOptions): ButtonInst
         return undefined;
       }
       if (typeof signature !== 'string' || signature === '') {
-        report({ code: 'signature_failed', message: 'getSignature must return the cart signature as a hex string.' });
+        report({
+          code: 'signature_failed',
+          message: 'getSignature must return the cart signature as a hex string.',
+        });
         return undefined;
       }
     }

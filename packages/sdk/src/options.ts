@@ -41,7 +41,10 @@ function baseUrl(name: string, value: unknown): string {
     url = new URL(String(value));
   } catch {}
   if (typeof value !== 'string' || !url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-    fail('init', `${name} must be an absolute http(s) URL such as "https://pay.example.com" (got ${show(value)})`);
+    fail(
+      'init',
+      `${name} must be an absolute http(s) URL such as "https://pay.example.com" (got ${show(value)})`,
+    );
   }
   return (value as string).replace(/\/+$/, '');
 }
@@ -51,15 +54,25 @@ function baseUrl(name: string, value: unknown): string {
  * classic script runs (document.currentScript is null later, and for ES modules).
  */
 const scriptBase = ((): string | undefined => {
-  const src = typeof document === 'undefined' ? undefined : (document.currentScript as HTMLScriptElement)?.src;
+  const src =
+    typeof document === 'undefined' ? undefined : (document.currentScript as HTMLScriptElement)?.src;
   return src?.match(/^(https?:\/\/.+?)\/sdk\/v1\/group-checkout\.js(?:[?#].*)?$/)?.[1];
 })();
 
 export function initConfig(options: InitOptions): Config {
   const where = 'init';
-  if (!isObject(options)) fail(where, 'pass an options object: GroupCheckout.init({ merchantId, publishableKey, … })');
+  if (!isObject(options))
+    fail(where, 'pass an options object: GroupCheckout.init({ merchantId, publishableKey, … })');
   const o = options as unknown as Record<string, unknown>;
-  const known = ['merchantId', 'publishableKey', 'getSignature', 'environment', 'theme', 'apiBaseUrl', 'payBaseUrl'];
+  const known = [
+    'merchantId',
+    'publishableKey',
+    'getSignature',
+    'environment',
+    'theme',
+    'apiBaseUrl',
+    'payBaseUrl',
+  ];
   for (const key of Object.keys(o)) {
     if (!known.includes(key)) fail(where, `unknown option ${key}; the options are ${known.join(', ')}`);
   }
@@ -88,7 +101,10 @@ export function initConfig(options: InitOptions): Config {
   }
   const theme = o.theme === undefined ? undefined : oneOf(where, 'theme', o.theme, ['auto', 'light', 'dark']);
   const payBaseUrl = baseUrl('payBaseUrl', o.payBaseUrl ?? scriptBase ?? 'http://localhost:4000');
-  const apiBaseUrl = baseUrl('apiBaseUrl', o.apiBaseUrl ?? (scriptBase ? `${scriptBase}/v1` : 'http://localhost:4000/v1'));
+  const apiBaseUrl = baseUrl(
+    'apiBaseUrl',
+    o.apiBaseUrl ?? (scriptBase ? `${scriptBase}/v1` : 'http://localhost:4000/v1'),
+  );
   return {
     merchantId: o.merchantId as string,
     publishableKey: key as string,
@@ -178,23 +194,33 @@ export function buttonConfig(options: ButtonOptions): ButtonConfig {
     'appearance',
   ];
   for (const key of Object.keys(o)) {
-    const hint = key === 'successUrl' || key === 'cancelUrl' ? ` (did you mean ${key === 'successUrl' ? 'success_url' : 'cancel_url'}?)` : '';
-    if (!known.includes(key)) fail(where, `unknown option ${key}${hint}; the options are ${known.join(', ')}`);
+    const hint =
+      key === 'successUrl' || key === 'cancelUrl'
+        ? ` (did you mean ${key === 'successUrl' ? 'success_url' : 'cancel_url'}?)`
+        : '';
+    if (!known.includes(key))
+      fail(where, `unknown option ${key}${hint}; the options are ${known.join(', ')}`);
   }
   const cart = o.cart;
-  if (!isObject(cart)) fail(where, 'cart is required: { total, currency, items, … } as on the wire (docs/api.md#cart-fields)');
+  if (!isObject(cart))
+    fail(where, 'cart is required: { total, currency, items, … } as on the wire (docs/api.md#cart-fields)');
   const c = cart as Record<string, unknown>;
   if (!Number.isInteger(c.total)) {
-    fail(where, `cart.total must be an integer amount in minor units, such as 2500 for 25.00 (got ${show(c.total)})`);
+    fail(
+      where,
+      `cart.total must be an integer amount in minor units, such as 2500 for 25.00 (got ${show(c.total)})`,
+    );
   }
   if (typeof c.currency !== 'string' || !/^[a-z]{3}$/.test(c.currency)) {
     fail(where, `cart.currency must be a lowercase ISO 4217 code such as "usd" (got ${show(c.currency)})`);
   }
-  if (!Array.isArray(c.items) || c.items.length === 0) fail(where, 'cart.items must be an array of at least one item');
+  if (!Array.isArray(c.items) || c.items.length === 0)
+    fail(where, 'cart.items must be an array of at least one item');
   if (o.signature !== undefined && (typeof o.signature !== 'string' || o.signature === '')) {
     fail(where, 'signature must be the cart signature as a hex string');
   }
-  if (o.customer !== undefined && !isObject(o.customer)) fail(where, 'customer must be an object { name, email, phone }');
+  if (o.customer !== undefined && !isObject(o.customer))
+    fail(where, 'customer must be an object { name, email, phone }');
   const callbacks = o.callbacks ?? {};
   if (!isObject(callbacks)) fail(where, 'callbacks must be an object of functions');
   const names = ['onGroupCreated', 'onGroupFunded', 'onGroupExpired', 'onGroupCancelled', 'onError'];
@@ -234,6 +260,8 @@ export function buttonConfig(options: ButtonOptions): ButtonConfig {
     fullWidth: a.fullWidth !== false,
     size: a.size === undefined ? 'md' : oneOf(where, 'appearance.size', a.size, ['sm', 'md', 'lg']),
     variant:
-      a.variant === undefined ? 'primary' : oneOf(where, 'appearance.variant', a.variant, ['primary', 'outline', 'dark']),
+      a.variant === undefined
+        ? 'primary'
+        : oneOf(where, 'appearance.variant', a.variant, ['primary', 'outline', 'dark']),
   };
 }

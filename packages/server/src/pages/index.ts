@@ -5,6 +5,7 @@
 // below is what every route added to it will answer with.
 import type { App } from '../app.ts';
 import type { Deps } from '../deps.ts';
+import { registerSdkAssets } from './sdk-assets.ts';
 
 const PAGE_HEADERS = {
   'content-security-policy': "default-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
@@ -17,4 +18,5 @@ export async function hostedPages(app: App, _options: { deps: Deps }) {
     reply.headers(PAGE_HEADERS);
     done();
   });
+  registerSdkAssets(app);
 }
