@@ -36,9 +36,22 @@ export function openModal(src: string, theme: Theme | undefined, requestClose: (
   dialog.append(bar, iframe);
   overlay.appendChild(dialog);
 
-  // Focus trap. Focus that lands outside the dialog (Tab past the iframe's last control, a click behind the
-  // overlay) is brought back to the close button; Shift+Tab on the close button goes to the iframe, so that
-  // the two wrap. Inside the iframe the hosted page has the keyboard, and posts `close` on Escape.
+  // Focus trap. Two sentinels, before the close button and after the iframe, take focus that Tab or
+  // Shift+Tab would carry out of the dialog and send it round to the other end; focus that lands outside
+  // anyway (a click behind the overlay) is brought back to the close button. Inside the iframe the hosted
+  // page has the keyboard, and posts `close` on Escape.
+  const sentinel = (next: () => HTMLElement) => {
+    const el = document.createElement('div');
+    el.tabIndex = 0;
+    el.addEventListener('focus', () => next().focus());
+    return el;
+  };
+  dialog.prepend(sentinel(() => iframe));
+  dialog.append(sentinel(() => close));
+  // A click on the backdrop neither closes the checkout (a payment may be under way) nor takes focus.
+  overlay.addEventListener('mousedown', (event) => {
+    if (event.target === overlay) event.preventDefault();
+  });
   const onFocusIn = (event: FocusEvent) => {
     if (!dialog.contains(event.target as Node)) close.focus();
   };
@@ -46,12 +59,6 @@ export function openModal(src: string, theme: Theme | undefined, requestClose: (
     if (event.key === 'Escape') {
       event.preventDefault();
       requestClose();
-    } else if (event.key === 'Tab' && event.shiftKey && document.activeElement === close) {
-      event.preventDefault();
-      iframe.focus();
-    } else if (event.key === 'Tab' && !dialog.contains(document.activeElement)) {
-      event.preventDefault();
-      close.focus();
     }
   };
   document.addEventListener('focusin', onFocusIn, true);

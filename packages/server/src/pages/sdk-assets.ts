@@ -52,7 +52,10 @@ function notModified(ifNoneMatch: string | undefined, etag: string): boolean {
 }
 
 export function registerSdkAssets(app: App): void {
-  const dist = join(dirname(createRequire(import.meta.url).resolve('@group-checkout/sdk/package.json')), 'dist');
+  const dist = join(
+    dirname(createRequire(import.meta.url).resolve('@group-checkout/sdk/package.json')),
+    'dist',
+  );
   if (!FILES.every((file) => existsSync(join(dist, file)))) {
     app.log.warn(
       { dist },

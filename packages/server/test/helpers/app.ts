@@ -81,6 +81,8 @@ export interface StartOptions {
    * we cannot reach in a test: the card network.
    */
   wrapProcessor?: (processor: PaymentProcessor) => PaymentProcessor;
+  /** Listen on this port (from freePort()) instead of any, for a server whose public URLs name its port. */
+  port?: number;
 }
 
 /** SECRETS_KEY of a production test app unless the test sets its own: production requires one. */
@@ -116,7 +118,7 @@ export async function startTestApp(dialect: DialectCase, options: StartOptions =
         routes.push({ method, url: route.url, schema: route.schema });
     },
   });
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('no port');
   const baseUrl = `http://127.0.0.1:${address.port}`;

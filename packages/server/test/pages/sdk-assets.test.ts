@@ -10,7 +10,10 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { sqliteCase } from '../helpers/databases.ts';
 
-const dist = join(dirname(createRequire(import.meta.url).resolve('@group-checkout/sdk/package.json')), 'dist');
+const dist = join(
+  dirname(createRequire(import.meta.url).resolve('@group-checkout/sdk/package.json')),
+  'dist',
+);
 const sdkVersion: string = createRequire(import.meta.url)('@group-checkout/sdk/package.json').version;
 
 interface Raw {
@@ -25,7 +28,9 @@ function get(baseUrl: string, path: string, headers: Record<string, string> = {}
     const req = request(`${baseUrl}${path}`, { headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -55,7 +60,10 @@ describe('SDK assets at /sdk/v1/', () => {
       assert.equal(res.headers['x-content-type-options'], 'nosniff');
       assert.deepEqual(gunzipSync(res.body), built());
       assert.ok(res.body.length < built().length / 2, 'compressed');
-      assert.ok(gunzipSync(res.body).toString().includes(JSON.stringify(sdkVersion)), 'the SDK, with its version');
+      assert.ok(
+        gunzipSync(res.body).toString().includes(JSON.stringify(sdkVersion)),
+        'the SDK, with its version',
+      );
     });
 
     test(`${file}: brotli preferred when accepted, the plain file otherwise`, async () => {
@@ -73,7 +81,10 @@ describe('SDK assets at /sdk/v1/', () => {
     test(`${file}: If-None-Match with the ETag answers 304 without a body`, async () => {
       const first = await get(t.baseUrl, `/sdk/v1/${file}`, { 'accept-encoding': 'gzip' });
       const etag = String(first.headers.etag);
-      const again = await get(t.baseUrl, `/sdk/v1/${file}`, { 'if-none-match': etag, 'accept-encoding': 'gzip' });
+      const again = await get(t.baseUrl, `/sdk/v1/${file}`, {
+        'if-none-match': etag,
+        'accept-encoding': 'gzip',
+      });
       assert.equal(again.status, 304);
       assert.equal(again.body.length, 0);
       assert.equal(again.headers.etag, etag);
