@@ -10,7 +10,9 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 export function builtFile(file: string): string {
   const path = join(root, 'dist', file);
   const built = statSync(path, { throwIfNoEntry: false });
-  const newestSource = Math.max(...readdirSync(join(root, 'src')).map((f) => statSync(join(root, 'src', f)).mtimeMs));
+  const newestSource = Math.max(
+    ...readdirSync(join(root, 'src')).map((f) => statSync(join(root, 'src', f)).mtimeMs),
+  );
   if (!built || built.mtimeMs < newestSource) {
     throw new Error(`${path} is missing or older than src/: run npm run build -w @group-checkout/sdk`);
   }

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { type Harness, sampleCart, type Shop, startHarness, until } from './harness.ts';
+import { type Harness, type Shop, sampleCart, startHarness, until } from './harness.ts';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
 
@@ -60,12 +60,27 @@ describe('browser SDK: options, button and modal', () => {
       );
       const initCases: [unknown, string][] = [
         [undefined, 'GroupCheckout.init: pass an options object'],
-        [{ publishableKey: ok.publishableKey }, 'merchantId must be your merchant id, starting svc_merch_ (got undefined)'],
-        [{ ...ok, merchantId: 'merch_1' }, 'merchantId must be your merchant id, starting svc_merch_ (got "merch_1")'],
-        [{ ...ok, publishableKey: 'pk_abc' }, 'publishableKey must start svc_pk_test_ (sandbox) or svc_pk_live_'],
+        [
+          { publishableKey: ok.publishableKey },
+          'merchantId must be your merchant id, starting svc_merch_ (got undefined)',
+        ],
+        [
+          { ...ok, merchantId: 'merch_1' },
+          'merchantId must be your merchant id, starting svc_merch_ (got "merch_1")',
+        ],
+        [
+          { ...ok, publishableKey: 'pk_abc' },
+          'publishableKey must start svc_pk_test_ (sandbox) or svc_pk_live_',
+        ],
         [{ ...ok, publishableKey: m.secretKey }, 'this is a secret, which must never reach a browser'],
-        [{ ...ok, environment: 'production' }, 'environment is "production" but publishableKey is a test key'],
-        [{ ...ok, environment: 'staging' }, 'environment must be one of "sandbox", "production" (got "staging")'],
+        [
+          { ...ok, environment: 'production' },
+          'environment is "production" but publishableKey is a test key',
+        ],
+        [
+          { ...ok, environment: 'staging' },
+          'environment must be one of "sandbox", "production" (got "staging")',
+        ],
         [{ ...ok, theme: 'blue' }, 'theme must be one of "auto", "light", "dark" (got "blue")'],
         [{ ...ok, apiBaseUrl: 'api.example.com/v1' }, 'apiBaseUrl must be an absolute http(s) URL'],
         [{ ...ok, payBaseUrl: 'ftp://pay.example.com' }, 'payBaseUrl must be an absolute http(s) URL'],
@@ -75,7 +90,10 @@ describe('browser SDK: options, button and modal', () => {
       for (const [options, message] of initCases) {
         const answer = await attempt('init', options);
         assert.ok(answer.startsWith('GroupCheckout.init: '), answer);
-        assert.ok(answer.includes(message), `${JSON.stringify(options)}: "${answer}" should say "${message}"`);
+        assert.ok(
+          answer.includes(message),
+          `${JSON.stringify(options)}: "${answer}" should say "${message}"`,
+        );
       }
       assert.equal(await attempt('init', { ...ok, environment: 'sandbox', theme: 'dark' }), 'ok');
 
@@ -83,15 +101,24 @@ describe('browser SDK: options, button and modal', () => {
       const buttonCases: [unknown, string][] = [
         [{}, 'cart is required'],
         [{ cart: { ...cart, total: 12.5 } }, 'cart.total must be an integer amount in minor units'],
-        [{ cart: { ...cart, currency: 'USD' } }, 'cart.currency must be a lowercase ISO 4217 code such as "usd" (got "USD")'],
+        [
+          { cart: { ...cart, currency: 'USD' } },
+          'cart.currency must be a lowercase ISO 4217 code such as "usd" (got "USD")',
+        ],
         [{ cart: { ...cart, items: [] } }, 'cart.items must be an array of at least one item'],
         [{ cart, success_url: 'http://shop.example/paid' }, 'success_url must be an absolute https URL'],
         [{ cart, cancel_url: '/cancel' }, 'cancel_url must be an absolute https URL'],
-        [{ cart, successUrl: 'https://shop.example' }, 'unknown option successUrl (did you mean success_url?)'],
+        [
+          { cart, successUrl: 'https://shop.example' },
+          'unknown option successUrl (did you mean success_url?)',
+        ],
         [{ cart, group: { min_size: 2 } }, 'group.min_size is the wire name; the SDK takes group.minSize'],
         [{ cart, group: { size: 2 } }, 'unknown option group.size'],
         [{ cart, appearance: { size: 'xl' } }, 'appearance.size must be one of "sm", "md", "lg" (got "xl")'],
-        [{ cart, appearance: { variant: 'ghost' } }, 'appearance.variant must be one of "primary", "outline", "dark"'],
+        [
+          { cart, appearance: { variant: 'ghost' } },
+          'appearance.variant must be one of "primary", "outline", "dark"',
+        ],
         [{ cart, appearance: { fullWidth: 'yes' } }, 'appearance.fullWidth must be true or false'],
         [{ cart, appearance: { label: 'Split it' } }, 'the label "Pay as a group" is fixed'],
         [{ cart, callbacks: { onFunded: 'not a function' } }, 'unknown callback onFunded'],
@@ -101,7 +128,11 @@ describe('browser SDK: options, button and modal', () => {
         assert.ok(answer.startsWith('GroupCheckout.button: '), answer);
         assert.ok(answer.includes(message), `"${answer}" should say "${message}"`);
       }
-      for (const url of ['https://shop.example/paid', 'http://localhost:3000/paid', 'http://127.0.0.1:8080/paid']) {
+      for (const url of [
+        'https://shop.example/paid',
+        'http://localhost:3000/paid',
+        'http://127.0.0.1:8080/paid',
+      ]) {
         assert.equal(await attempt('button', { cart, success_url: url, cancel_url: url }), 'ok', url);
       }
       assert.equal(
@@ -149,7 +180,11 @@ describe('browser SDK: options, button and modal', () => {
       const [darkPrimaryBg] = await colours(PAY);
       const [outlineBg] = await colours('#second button');
       assert.equal(outlineBg, 'rgba(0, 0, 0, 0)', 'the outline variant has no fill');
-      assert.equal(darkPrimaryBg, 'rgb(165, 180, 252)', 'the primary button in the dark theme is light indigo');
+      assert.equal(
+        darkPrimaryBg,
+        'rgb(165, 180, 252)',
+        'the primary button in the dark theme is light indigo',
+      );
     });
   });
 
@@ -207,8 +242,23 @@ describe('browser SDK: options, button and modal', () => {
       // Focus: on the close button at first, and never outside the dialog, forwards or backwards.
       const focusInDialog = () =>
         page.evaluate(`document.querySelector('${DIALOG}').contains(document.activeElement)`);
-      assert.equal(await page.evaluate('document.activeElement.getAttribute("aria-label")'), 'Close Group Checkout');
-      for (const key of ['Tab', 'Tab', 'Tab', 'Tab', 'Tab', 'Tab', 'Tab', 'Tab', 'Shift+Tab', 'Shift+Tab', 'Shift+Tab']) {
+      assert.equal(
+        await page.evaluate('document.activeElement.getAttribute("aria-label")'),
+        'Close Group Checkout',
+      );
+      for (const key of [
+        'Tab',
+        'Tab',
+        'Tab',
+        'Tab',
+        'Tab',
+        'Tab',
+        'Tab',
+        'Tab',
+        'Shift+Tab',
+        'Shift+Tab',
+        'Shift+Tab',
+      ]) {
         await page.keyboard.press(key);
         assert.equal(await focusInDialog(), true, `focus left the dialog after ${key}`);
       }

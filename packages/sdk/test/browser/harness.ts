@@ -11,7 +11,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { signCart } from '@group-checkout/node';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { RELAXED_LIMITS, startTestApp, type TestApp, type TestMerchant } from '../../../server/test/helpers/app.ts';
+import {
+  RELAXED_LIMITS,
+  startTestApp,
+  type TestApp,
+  type TestMerchant,
+} from '../../../server/test/helpers/app.ts';
 import { freePort, launchChromium } from '../../../server/test/helpers/chromium.ts';
 import { sqliteCase } from '../../../server/test/helpers/databases.ts';
 import { sampleCart } from '../../../server/test/helpers/sessions.ts';
@@ -82,7 +87,7 @@ async function listen(server: Server): Promise<number> {
 }
 
 /** The stand-in hosted page: one button per message it can post to parent_origin. */
-const FAKE_PAGE = `<!doctype html><html lang="en"><title>Checkout stand-in</title>
+const fakePage = (strangerOrigin: string) => `<!doctype html><html lang="en"><title>Checkout stand-in</title>
 <h1>Checkout stand-in</h1>
 <button id="funded">Post group.funded</button>
 <button id="cancelled">Post group.cancelled</button>
@@ -90,6 +95,7 @@ const FAKE_PAGE = `<!doctype html><html lang="en"><title>Checkout stand-in</titl
 <button id="close">Post close</button>
 <button id="error">Post error</button>
 <button id="other">Post group.funded for another session</button>
+<button id="leave">Go to another origin</button>
 <script>
 const query = new URLSearchParams(location.search);
 const sessionId = decodeURIComponent(location.pathname.split('/').pop());
@@ -101,6 +107,7 @@ for (const type of ['funded', 'cancelled', 'expired']) document.getElementById(t
 document.getElementById('close').onclick = () => post('close');
 document.getElementById('error').onclick = () => post('error', { code: 'card_declined', message: 'The card was declined.' });
 document.getElementById('other').onclick = () => post('group.funded', { session_id: 'gs_someoneelse' });
+document.getElementById('leave').onclick = () => { location.href = '${strangerOrigin}/hostile?session=' + sessionId; };
 document.addEventListener('keydown', (e) => { if (e.key === 'Escape') post('close'); });
 </script></html>`;
 
@@ -160,19 +167,25 @@ export async function startHarness(): Promise<Harness> {
       return html(res, shopPage(serviceUrl, pages.get(url.pathname)));
     }
     if (url.pathname === '/bare') {
-      return html(res, `<!doctype html><title>Bare</title><script src="${serviceUrl}/sdk/v1/group-checkout.js"></script>`);
+      return html(
+        res,
+        `<!doctype html><title>Bare</title><script src="${serviceUrl}/sdk/v1/group-checkout.js"></script>`,
+      );
     }
     if (url.pathname === '/hostile') return html(res, HOSTILE_PAGE);
-    if (url.pathname === '/success') return html(res, '<!doctype html><title>Paid</title><h1>Order paid</h1>');
-    if (url.pathname === '/cancel') return html(res, '<!doctype html><title>Cancelled</title><h1>Cancelled</h1>');
+    if (url.pathname === '/success')
+      return html(res, '<!doctype html><title>Paid</title><h1>Order paid</h1>');
+    if (url.pathname === '/cancel')
+      return html(res, '<!doctype html><title>Cancelled</title><h1>Cancelled</h1>');
     res.writeHead(404).end();
   });
   const shopPort = await listen(shopServer);
   const shopOrigin = `http://localhost:${shopPort}`;
+  const strangerOrigin = `http://127.0.0.1:${shopPort}`;
 
   const fakeServer = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (/^\/session\/[^/]+$/.test(url.pathname)) return html(res, FAKE_PAGE);
+    if (/^\/session\/[^/]+$/.test(url.pathname)) return html(res, fakePage(strangerOrigin));
     if (/^\/silent\/session\/[^/]+$/.test(url.pathname)) {
       return html(res, '<!doctype html><title>Silent</title><button>Nothing</button>');
     }
@@ -190,7 +203,7 @@ export async function startHarness(): Promise<Harness> {
     serviceUrl,
     shopOrigin,
     fakePayOrigin,
-    strangerOrigin: `http://127.0.0.1:${shopPort}`,
+    strangerOrigin,
     async merchant() {
       const m = await t.createMerchant({ allowedOrigins: [shopOrigin] });
       secrets.set(m.merchant.id, m.merchant.signingSecret);
@@ -239,7 +252,11 @@ export async function startHarness(): Promise<Harness> {
 }
 
 /** Waits until `check()` is true, every 50 ms, for at most `ms`; fails naming `what`. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, ms = 8_000): Promise<void> {
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  ms = 8_000,
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
