@@ -74,7 +74,9 @@ describe('browser SDK: callbacks', () => {
       const sessionId = await opened(shop);
       const seen = polls(shop.page, sessionId);
       // The organizer pays the whole cart through the pay-page API (a group of one: minSize reached the API).
-      const token = new URL(String(await shop.page.locator('iframe').getAttribute('src'))).searchParams.get('access');
+      const token = new URL(String(await shop.page.locator('iframe').getAttribute('src'))).searchParams.get(
+        'access',
+      );
       const group = await h.t.request('PUT', `/api/v1/session/group?access=${token}`, {
         body: { mode: 'equal', members: [{ name: 'Ada' }] },
       });
@@ -128,7 +130,10 @@ describe('browser SDK: callbacks', () => {
     await withShop({ button: { success_url: `${h.shopOrigin}/success` } }, async (shop) => {
       await opened(shop);
       await shop.page.frameLocator('iframe').locator('#leave').click();
-      await until(() => shop.page.frames().some((f) => f.url().startsWith(`${h.strangerOrigin}/hostile`)), 'the frame to leave');
+      await until(
+        () => shop.page.frames().some((f) => f.url().startsWith(`${h.strangerOrigin}/hostile`)),
+        'the frame to leave',
+      );
       await sleep(1_000);
       assert.deepEqual(named(shop, 'funded'), []);
       assert.ok(shop.page.url().startsWith(`${h.shopOrigin}/p/`), 'no redirect to success_url');
@@ -141,7 +146,9 @@ describe('browser SDK: callbacks', () => {
       const frame = shop.page.frameLocator('iframe');
       await frame.locator('#error').click();
       await until(() => named(shop, 'error').length > 0, 'onError');
-      assert.deepEqual(named(shop, 'error'), [['error', { code: 'card_declined', message: 'The card was declined.' }]]);
+      assert.deepEqual(named(shop, 'error'), [
+        ['error', { code: 'card_declined', message: 'The card was declined.' }],
+      ]);
       await frame.locator('#close').click();
       await shop.page.locator(DIALOG).waitFor({ state: 'detached' });
     });
@@ -152,7 +159,11 @@ describe('browser SDK: callbacks', () => {
       { init: { payBaseUrl: `${h.fakePayOrigin}/silent` }, button: { cancel_url: `${h.shopOrigin}/cancel` } },
       async (shop, m) => {
         const sessionId = await opened(shop);
-        assert.ok(String(await shop.page.locator('iframe').getAttribute('src')).startsWith(`${h.fakePayOrigin}/silent/session/`));
+        assert.ok(
+          String(await shop.page.locator('iframe').getAttribute('src')).startsWith(
+            `${h.fakePayOrigin}/silent/session/`,
+          ),
+        );
         const cancel = await h.t.request('POST', `/v1/sessions/${sessionId}/cancel`, { key: m.secretKey });
         assert.equal(cancel.status, 200, cancel.text);
         await shop.page.waitForURL(`${h.shopOrigin}/cancel`, { timeout: 8_000 });
@@ -165,7 +176,9 @@ describe('browser SDK: callbacks', () => {
     await withShop({ init: { payBaseUrl: `${h.fakePayOrigin}/silent` } }, async (shop, m) => {
       const sessionId = await opened(shop);
       const seen = polls(shop.page, sessionId);
-      const expire = await h.t.request('POST', `/v1/test_helpers/sessions/${sessionId}/expire`, { key: m.secretKey });
+      const expire = await h.t.request('POST', `/v1/test_helpers/sessions/${sessionId}/expire`, {
+        key: m.secretKey,
+      });
       assert.equal(expire.status, 200, expire.text);
       await until(() => named(shop, 'expired').length > 0, 'onGroupExpired', 8_000);
       const count = seen.count;
