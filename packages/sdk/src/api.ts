@@ -6,7 +6,7 @@ import type { GroupCheckoutError } from './types.ts';
 export type Result<T> = { ok: true; value: T } | { ok: false; error: GroupCheckoutError; status: number };
 
 /** 128 random bits as hex: crypto.getRandomValues works on plain-http pages, randomUUID does not. */
-export function randomKey(): string {
+function randomKey(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join(
     '',
   );

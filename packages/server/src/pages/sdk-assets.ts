@@ -4,8 +4,8 @@
 // origin so a merchant page can import the ES module.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app.ts';
@@ -52,10 +52,7 @@ function notModified(ifNoneMatch: string | undefined, etag: string): boolean {
 }
 
 export function registerSdkAssets(app: App): void {
-  const dist = join(
-    dirname(createRequire(import.meta.url).resolve('@group-checkout/sdk/package.json')),
-    'dist',
-  );
+  const dist = join(dirname(fileURLToPath(import.meta.resolve('@group-checkout/sdk/package.json'))), 'dist');
   if (!FILES.every((file) => existsSync(join(dist, file)))) {
     app.log.warn(
       { dist },
