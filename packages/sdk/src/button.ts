@@ -9,7 +9,7 @@ import { injectStyles, themeClass } from './styles.ts';
 import type { ButtonInstance, ButtonOptions, GroupCheckoutError } from './types.ts';
 
 const LABEL = 'Pay as a group';
-/** Docs/api.md#browser-sdk: the fallback reads the session this often. */
+/** docs/sdk.md#callbacks: the fallback reads the session this often. */
 const POLL_INTERVAL_MS = 3_000;
 type Final = 'funded' | 'cancelled' | 'expired';
 const FINAL: readonly string[] = ['funded', 'cancelled', 'expired'];
