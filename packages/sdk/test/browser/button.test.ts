@@ -301,6 +301,17 @@ describe('browser SDK: options, button and modal', () => {
     }
   });
 
+  test('loaded from the service, the SDK finds the API and the pay pages there without being told', async () => {
+    await withShop({ init: { apiBaseUrl: undefined, payBaseUrl: undefined } }, async ({ page, calls }) => {
+      await page.locator(PAY).click();
+      await page.locator(DIALOG).waitFor();
+      const sessionId = String(calls.find(([name]) => name === 'created')?.[1]);
+      assert.match(sessionId, /^gs_/, 'created through {pay_url}/v1');
+      const src = String(await page.locator('iframe').getAttribute('src'));
+      assert.ok(src.startsWith(`${h.serviceUrl}/session/${sessionId}?access=at_`), src);
+    });
+  });
+
   test('closing with a cancel_url sends the organizer there', async () => {
     await withShop({ button: { cancel_url: `${h.shopOrigin}/cancel` } }, async ({ page, calls }) => {
       await page.locator(PAY).click();

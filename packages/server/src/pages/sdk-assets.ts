@@ -62,19 +62,24 @@ export function registerSdkAssets(app: App): void {
   }
   for (const file of FILES) {
     const asset = load(join(dist, file));
-    app.get(`/sdk/v1/${file}`, async (request: FastifyRequest, reply: FastifyReply) => {
-      reply.headers({
-        'content-type': 'text/javascript; charset=utf-8',
-        'access-control-allow-origin': '*',
-        'cross-origin-resource-policy': 'cross-origin',
-        'cache-control': `public, max-age=${MAX_AGE_SECONDS}`,
-        etag: asset.etag,
-        vary: 'Accept-Encoding',
-      });
-      if (notModified(request.headers['if-none-match'], asset.etag)) return reply.code(304).send();
-      const encoding = encodingFor(request.headers['accept-encoding']);
-      if (encoding !== 'identity') reply.header('content-encoding', encoding);
-      return reply.send(asset.bodies[encoding]);
-    });
+    // Not an API operation: kept out of openapi.json.
+    app.get(
+      `/sdk/v1/${file}`,
+      { schema: { hide: true } },
+      async (request: FastifyRequest, reply: FastifyReply) => {
+        reply.headers({
+          'content-type': 'text/javascript; charset=utf-8',
+          'access-control-allow-origin': '*',
+          'cross-origin-resource-policy': 'cross-origin',
+          'cache-control': `public, max-age=${MAX_AGE_SECONDS}`,
+          etag: asset.etag,
+          vary: 'Accept-Encoding',
+        });
+        if (notModified(request.headers['if-none-match'], asset.etag)) return reply.code(304).send();
+        const encoding = encodingFor(request.headers['accept-encoding']);
+        if (encoding !== 'identity') reply.header('content-encoding', encoding);
+        return reply.send(asset.bodies[encoding]);
+      },
+    );
   }
 }

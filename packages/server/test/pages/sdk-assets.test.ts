@@ -102,5 +102,11 @@ describe('SDK assets at /sdk/v1/', () => {
     const missing = await get(t.baseUrl, '/sdk/v1/index.d.ts');
     assert.equal(missing.status, 404);
     assert.equal(JSON.parse(missing.body.toString()).code, 'route_not_found');
+    const openapi = await t.request('GET', '/v1/openapi.json');
+    assert.deepEqual(
+      Object.keys(openapi.body.paths).filter((path) => path.startsWith('/sdk')),
+      [],
+      'not an API operation',
+    );
   });
 });
