@@ -15,6 +15,7 @@ import { encodedBody, type PageScript, pageAssets } from './assets.ts';
 import { pickLocale } from './format.ts';
 import type { Html } from './html.ts';
 import { layout, type Theme } from './layout.ts';
+import { registerSdkAssets } from './sdk-assets.ts';
 import { groupView, organizerView, problemView, shareView } from './views/pages.ts';
 import { draftOf } from './views/setup.ts';
 import type { PageContext, PageSession, PageShare } from './views/types.ts';
@@ -217,4 +218,5 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
     if (encoding) reply.header('content-encoding', encoding);
     return reply.send(body);
   });
+  registerSdkAssets(app);
 }
