@@ -12,7 +12,7 @@ import type { Loop } from '../../../../packages/server/src/jobs/loop.ts';
 import type { TestApp } from '../../../../packages/server/test/helpers/app.ts';
 import { freePort, launchChromium } from '../../../../packages/server/test/helpers/chromium.ts';
 import { payWithCard, sessionOf, startPagesApp } from '../../../../packages/server/test/helpers/pages.ts';
-import { CARDS, eventually } from '../../../../packages/server/test/helpers/payments.ts';
+import { CARDS, eventually, payOk } from '../../../../packages/server/test/helpers/payments.ts';
 import { type Shop, startShop } from '../../src/shop.ts';
 
 describe('the journey: shop → button → modal → three payers → funded → order paid (Chromium)', () => {
@@ -57,6 +57,47 @@ describe('the journey: shop → button → modal → three payers → funded →
     await page.goto(url);
     return page;
   }
+
+  /**
+   * The shop's page, with every line its status shows (what the SDK's callbacks said) kept across the
+   * redirects the SDK makes (and each page it loads); `blockMessages` stops the page from ever hearing the modal's postMessage.
+   */
+  async function shopperPage(options: { blockMessages?: boolean } = {}) {
+    const context = await browser.newContext({ locale: 'en-US' });
+    const said: string[] = [];
+    await context.exposeFunction('reportStatus', (text: string) => said.push(text));
+    await context.addInitScript((block: boolean) => {
+      if (window !== window.top || location.protocol === 'about:') return;
+      if (block) window.addEventListener('message', (e) => e.stopImmediatePropagation(), true);
+      const report = (window as unknown as { reportStatus(t: string): void }).reportStatus;
+      report(`loaded ${location.pathname}`);
+      new MutationObserver(() => {
+        const text = document.getElementById('status')?.textContent;
+        if (text) report(text);
+      }).observe(document, { subtree: true, childList: true, characterData: true });
+    }, options.blockMessages ?? false);
+    const page = await context.newPage();
+    page.on('pageerror', (e) => assert.fail(`script error on the shop: ${e.message}`));
+    await page.goto(shop.url);
+    return { page, said };
+  }
+
+  /** Clicks the button and sets up an equal split of Ann and Bob in the modal; answers Bob's link. */
+  async function groupOfTwo(page: Page) {
+    await page.getByRole('button', { name: 'Pay as a group' }).click();
+    const modal = page.frameLocator('iframe[title="Group Checkout"]');
+    await modal.locator('#m0-name').fill('Ann');
+    await modal.locator('#m1-name').fill('Bob');
+    await modal.locator('#setup-form button[type="submit"]').click();
+    await modal.locator('#links').waitFor();
+    const bobUrl = await modal.locator('#links li input').first().inputValue();
+    return { modal, bobShare: bobUrl.split('/s/')[1] as string };
+  }
+
+  const sessionIdIn = (said: string[]) => {
+    const line = said.find((s) => s.startsWith('Group created'));
+    return /session (gs_\w+)/.exec(line ?? '')?.[1] as string;
+  };
 
   test('a group of three pays for a cart, each on their own page; the shop is told and marks it paid', async () => {
     // The shop's page is on another origin than the service (localhost vs 127.0.0.1).
@@ -112,5 +153,46 @@ describe('the journey: shop → button → modal → three payers → funded →
     await eventually(async () => shop.orders.get(ref)?.status === 'paid', 10_000, 'the order to be paid');
     const orders = await personPage(`${shop.url}/orders`);
     assert.match((await orders.textContent('body')) ?? '', new RegExp(`${ref}[\\s\\S]*paid`));
+  });
+
+  test('cancel in the modal: onGroupCancelled, the paid share refunded, sent to cancel_url, order cancelled', async () => {
+    const { page, said } = await shopperPage();
+    const { modal, bobShare } = await groupOfTwo(page);
+    await payOk(t, bobShare);
+    await modal.locator('[data-action="cancel"]').click();
+    await modal.locator('[data-action="cancel-yes"]').click();
+    await eventually(async () => said.some((s) => s.includes('cancelled')), 10_000, 'onGroupCancelled');
+    const sessionId = sessionIdIn(said);
+    const session = await sessionOf(t, sessionId);
+    assert.equal(session.status, 'cancelled');
+    assert.deepEqual(
+      session.refunds.map((r: { status: string }) => r.status),
+      ['succeeded'],
+    );
+    // cancel_url is the shop's product page: the SDK went there, after the callback.
+    await eventually(async () => said.filter((s) => s === 'loaded /').length === 2, 10_000, 'cancel_url');
+    assert.ok(said.indexOf('loaded /', 1) > said.findIndex((s) => s.includes('cancelled')), said.join('\n'));
+    await eventually(
+      async () => shop.orders.list().some((o) => o.session_id === sessionId && o.status === 'cancelled'),
+      10_000,
+      'the order to be cancelled by the webhook',
+    );
+  });
+
+  test('with the modal’s messages blocked, polling alone reports the expiry: onGroupExpired', async () => {
+    const { page, said } = await shopperPage({ blockMessages: true });
+    await groupOfTwo(page);
+    const sessionId = sessionIdIn(said);
+    assert.match(sessionId, /^gs_/);
+    const res = await t.request('POST', `/v1/test_helpers/sessions/${sessionId}/expire`, {
+      key: t.merchant.secretKey,
+    });
+    assert.equal(res.status, 200, res.text);
+    await eventually(
+      async () => said.some((s) => s.includes('expired')),
+      10_000,
+      'onGroupExpired from polling',
+    );
+    assert.equal(said.filter((s) => s.includes('expired')).length, 1, 'reported once');
   });
 });
