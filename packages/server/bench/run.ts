@@ -6,9 +6,10 @@
 // BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn) for the service, BENCH_CPU_PROF=1 to write a V8 CPU
 // profile of the service to data/bench-prof/ (summarize it with profile-summary.ts), BENCH_ONLY=name,…
 // to run some of the measurements (hello, merchants-me, reference, reference-full, sessions-create,
-// session-get, reference-pay, share-pay, webhooks), BENCH_PAY_RATE (3000): the most req/s a pay target is
-// expected to reach, which sizes the shares made for it beforehand, BENCH_WEBHOOK_EVENTS (3000): events
-// delivered by the webhook benchmark (bench/webhooks.ts), which runs last.
+// session-get, reference-pay, share-pay, webhooks, pages), BENCH_PAY_RATE (3000): the most req/s a pay
+// target is expected to reach, which sizes the shares made for it beforehand, BENCH_WEBHOOK_EVENTS (3000):
+// events delivered by the webhook benchmark (bench/webhooks.ts), BENCH_PAGE_RUNS (20): cold page loads per
+// page in the hosted pages' benchmark (bench/pages.ts), which runs last.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,7 @@ import {
   stopChildren,
   waitReady,
 } from './children.ts';
+import { benchPages, type PagesBenchResult, pagesReport } from './pages.ts';
 import { GROUP_SIZE, PAY_BODY, SharePool, seedReference, seedService } from './shares.ts';
 import { benchWebhooks, type WebhookBenchResult, webhookReport } from './webhooks.ts';
 
@@ -48,6 +50,7 @@ const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 50);
 const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
 const PAY_RATE = envNumber('BENCH_PAY_RATE', 3000);
 const WEBHOOK_EVENTS = envNumber('BENCH_WEBHOOK_EVENTS', 3000);
+const PAGE_RUNS = envNumber('BENCH_PAGE_RUNS', 20);
 const selected = (name: string) => ONLY.length === 0 || ONLY.includes(name);
 
 /** Variables of the service that would change what is measured; the children never inherit them. */
@@ -380,10 +383,15 @@ async function main(): Promise<void> {
     webhooks = await benchWebhooks(WEBHOOK_EVENTS);
     process.stdout.write(`\n${webhookReport(webhooks).join('\n')}\n`);
   }
+  let pages: PagesBenchResult | undefined;
+  if (selected('pages')) {
+    pages = await benchPages(PAGE_RUNS);
+    process.stdout.write(`\n${pagesReport(pages).join('\n')}\n`);
+  }
   mkdirSync(join(ROOT, 'data'), { recursive: true });
   writeFileSync(
     RESULTS_FILE,
-    `${JSON.stringify({ ...environment, measurements, ratios, webhooks }, null, 2)}\n`,
+    `${JSON.stringify({ ...environment, measurements, ratios, webhooks, pages }, null, 2)}\n`,
   );
   process.stdout.write(`\nresults written to ${RESULTS_FILE}\n`);
 
