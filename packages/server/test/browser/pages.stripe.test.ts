@@ -1,0 +1,98 @@
+/// <reference lib="dom" />
+// A member's page with Stripe as the processor, in Chromium: the card form is Stripe's Payment Element,
+// Stripe.js makes a PaymentMethod and the page pays with its id. Stripe.js and Stripe's API are the border
+// we cannot reach: the browser is answered a small stand-in for https://js.stripe.com/v3/ (its element is
+// one field holding the PaymentMethod id it will make), and the server talks to the local fake of Stripe's
+// API (test/helpers/fake-stripe.ts).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { createStripeProcessor } from '../../src/processor/stripe.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { launchChromium } from '../helpers/chromium.ts';
+import { FAKE_SECRET_KEY, type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.ts';
+import { sessionOf, startPagesApp } from '../helpers/pages.ts';
+import { equalGroup } from '../helpers/payments.ts';
+
+const STRIPE_JS = `
+window.Stripe = function (key) {
+  window.stripeSeen = { key: key };
+  return {
+    elements: function (options) {
+      window.stripeSeen.elements = options;
+      return {
+        create: function () {
+          return { mount: function (selector) {
+            document.querySelector(selector).innerHTML =
+              '<label for="fake-pm">Card (stand-in)</label><input id="fake-pm" value="pm_card_visa">';
+          } };
+        },
+        submit: function () { return Promise.resolve({}); },
+      };
+    },
+    createPaymentMethod: function () {
+      return Promise.resolve({ paymentMethod: { id: document.getElementById('fake-pm').value } });
+    },
+  };
+};`;
+
+describe('paying with Stripe’s Payment Element (Chromium, Stripe faked at the border)', () => {
+  let fake: FakeStripe;
+  let t: TestApp;
+  let browser: Browser;
+  before(async () => {
+    fake = await startFakeStripe();
+    [t, browser] = await Promise.all([
+      startPagesApp({
+        env: { STRIPE_PUBLISHABLE_KEY: 'pk_test_groupcheckout' },
+        wrapProcessor: () =>
+          createStripeProcessor({ secretKey: FAKE_SECRET_KEY, host: fake.host, port: fake.port, protocol: 'http' }),
+      }),
+      launchChromium(),
+    ]);
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+    await fake?.close();
+  });
+
+  test('the Payment Element takes the card; a decline says why; then the share is paid with the PaymentMethod', async () => {
+    const group = await equalGroup(t, ['Ann', 'Bob']);
+    const context = await browser.newContext({ locale: 'en-US' });
+    await context.route('https://js.stripe.com/**', (route) =>
+      route.fulfill({ status: 200, contentType: 'text/javascript', body: STRIPE_JS }),
+    );
+    const page = await context.newPage();
+    page.on('pageerror', (e) => assert.fail(e.message));
+    const response = await page.goto(`${t.baseUrl}/s/${group.shares[1].shareId}`);
+    assert.match(response?.headers()['content-security-policy'] ?? '', /script-src 'self' https:\/\/js\.stripe\.com/);
+    assert.equal(await page.locator('#card-number').count(), 0, 'no card fields of ours');
+    await page.waitForSelector('#fake-pm');
+    assert.deepEqual(await page.evaluate(() => (window as unknown as { stripeSeen: unknown }).stripeSeen), {
+      key: 'pk_test_groupcheckout',
+      elements: {
+        mode: 'payment',
+        amount: 5050,
+        currency: 'usd',
+        paymentMethodCreation: 'manual',
+        captureMethod: 'automatic',
+      },
+    });
+
+    await page.fill('#fake-pm', 'pm_card_chargeDeclinedInsufficientFunds');
+    await page.click('#pay-button');
+    await page.waitForSelector('#pay-error:not(:empty)');
+    assert.match((await page.textContent('#pay-error')) ?? '', /another card/);
+
+    await page.fill('#fake-pm', 'pm_card_visa');
+    await page.click('#pay-button');
+    await page.waitForSelector('#paid');
+    const paid = fake.requests.filter((r) => r.path === '/v1/payment_intents' && r.method === 'POST');
+    assert.deepEqual(
+      paid.map((r) => r.params.payment_method),
+      ['pm_card_chargeDeclinedInsufficientFunds', 'pm_card_visa'],
+    );
+    assert.equal((await sessionOf(t, group.created.session_id)).group.members[1].status, 'paid');
+  });
+});
