@@ -46,7 +46,12 @@ describe('paying with Stripe’s Payment Element (Chromium, Stripe faked at the 
       startPagesApp({
         env: { STRIPE_PUBLISHABLE_KEY: 'pk_test_groupcheckout' },
         wrapProcessor: () =>
-          createStripeProcessor({ secretKey: FAKE_SECRET_KEY, host: fake.host, port: fake.port, protocol: 'http' }),
+          createStripeProcessor({
+            secretKey: FAKE_SECRET_KEY,
+            host: fake.host,
+            port: fake.port,
+            protocol: 'http',
+          }),
       }),
       launchChromium(),
     ]);
@@ -66,7 +71,10 @@ describe('paying with Stripe’s Payment Element (Chromium, Stripe faked at the 
     const page = await context.newPage();
     page.on('pageerror', (e) => assert.fail(e.message));
     const response = await page.goto(`${t.baseUrl}/s/${group.shares[1].shareId}`);
-    assert.match(response?.headers()['content-security-policy'] ?? '', /script-src 'self' https:\/\/js\.stripe\.com/);
+    assert.match(
+      response?.headers()['content-security-policy'] ?? '',
+      /script-src 'self' https:\/\/js\.stripe\.com/,
+    );
     assert.equal(await page.locator('#card-number').count(), 0, 'no card fields of ours');
     await page.waitForSelector('#fake-pm');
     assert.deepEqual(await page.evaluate(() => (window as unknown as { stripeSeen: unknown }).stripeSeen), {
