@@ -85,7 +85,8 @@
       button = window.GroupCheckout.button({
         cart,
         success_url: `${here}/success?order=${encodeURIComponent(orderRef)}`,
-        cancel_url: `${here}/`,
+        // Back to the product page, which then says what became of the previous order.
+        cancel_url: `${here}/?left=${encodeURIComponent(orderRef)}`,
         callbacks: {
           onGroupCreated: (sessionId) =>
             say(
@@ -130,6 +131,12 @@
       payBaseUrl: settings.payBaseUrl,
     });
     renderButton();
+    const left = new URLSearchParams(window.location.search).get('left');
+    if (left) {
+      say(
+        `You left the group checkout of order ${left}. If the group was cancelled, anyone who paid gets it all back; /orders shows where it stands.`,
+      );
+    }
     for (const product of settings.products) {
       document.getElementById(`qty-${product.id}`).addEventListener('change', renderButton);
     }

@@ -376,7 +376,7 @@ describe('demo shop', () => {
       ),
     );
     assert.equal(button.success_url, `${shop.url}/success?order=${ref}`);
-    assert.equal(button.cancel_url, `${shop.url}/`);
+    assert.match(button.cancel_url, new RegExp(`^${shop.url}/\\?left=ORD-`));
     assert.deepEqual(Object.keys(button.callbacks).sort(), [
       'onError',
       'onGroupCancelled',

@@ -13,7 +13,8 @@ export interface Modal {
 
 export function openModal(src: string, theme: Theme | undefined, requestClose: () => void): Modal {
   const overlay = document.createElement('div');
-  overlay.className = `gc-overlay${themeClass(theme)}`;
+  // The hosted page follows the system's scheme unless told otherwise; the modal around it does the same.
+  overlay.className = `gc-overlay${themeClass(theme ?? 'auto')}`;
   const dialog = document.createElement('div');
   dialog.className = 'gc-dialog';
   dialog.setAttribute('role', 'dialog');

@@ -173,6 +173,11 @@ describe('the journey: shop → button → modal → three payers → funded →
     await eventually(async () => said.filter((s) => s === 'loaded /').length === 2, 10_000, 'cancel_url');
     assert.ok(said.indexOf('loaded /', 1) > said.findIndex((s) => s.includes('cancelled')), said.join('\n'));
     await eventually(
+      async () => said.some((s) => s.startsWith('You left the group checkout of order ORD-')),
+      10_000,
+      'the product page to say what became of the order',
+    );
+    await eventually(
       async () => shop.orders.list().some((o) => o.session_id === sessionId && o.status === 'cancelled'),
       10_000,
       'the order to be cancelled by the webhook',

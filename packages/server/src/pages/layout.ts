@@ -30,6 +30,7 @@ export function layout(p: LayoutInput): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <meta name="color-scheme" content="${p.theme === 'auto' ? 'light dark' : p.theme}">
 <title>${p.title}</title>
 <link rel="stylesheet" href="${p.assetBase}/${p.css.name}">

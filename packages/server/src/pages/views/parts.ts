@@ -52,7 +52,7 @@ export function cartView(cart: PageCart, total: number, m: Money): Html {
       <td><span class="item">${
         item.image_url
           ? html`<img src="${item.image_url}" alt="" width="40" height="40" loading="lazy" referrerpolicy="no-referrer">`
-          : html`<span class="thumb" aria-hidden="true"></span>`
+          : ''
       }<span>${item.name}</span></span></td>
       <td class="num">${item.quantity}</td>
       <td class="num">${money(item.quantity * item.unit_price, m)}</td>
