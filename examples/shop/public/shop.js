@@ -10,7 +10,11 @@
     style: 'currency',
     currency: settings.currency.toUpperCase(),
   });
-  const money = (cents) => format.format(cents / 100);
+  // Cents to an exact decimal string, then formatted: no float ever holds an amount.
+  const money = (cents) => {
+    const digits = String(cents).padStart(3, '0');
+    return format.format(`${digits.slice(0, -2)}.${digits.slice(-2)}`);
+  };
   let orderRef;
   let button;
 
@@ -39,7 +43,7 @@
         unit_price: product.unit_price,
       }));
     const subtotal = items.reduce((sum, item) => sum + item.quantity * item.unit_price, 0);
-    const tax = Math.round((subtotal * settings.taxRateBps) / 10000);
+    const tax = Math.floor((subtotal * settings.taxRateBps + 5000) / 10000);
     const shipping = subtotal >= settings.freeShippingFrom ? 0 : settings.shipping;
     const fees = settings.fees.map((fee) => ({ id: fee.id, label: fee.label, amount: fee.amount }));
     const total = subtotal + tax + shipping + fees.reduce((sum, fee) => sum + fee.amount, 0);

@@ -47,7 +47,8 @@ export function priceCart(lines: Line[], orderRef: string): Cart {
     return { id, name: product.name, quantity, unit_price: product.unit_price };
   });
   const subtotal = items.reduce((sum, item) => sum + item.quantity * item.unit_price, 0);
-  const tax = Math.round((subtotal * TAX_RATE_BPS) / 10_000);
+  // Half up, in integers: (a + 5000) / 10000 floored.
+  const tax = Math.floor((subtotal * TAX_RATE_BPS + 5_000) / 10_000);
   const shipping = subtotal >= FREE_SHIPPING_FROM ? 0 : SHIPPING;
   const fees = FEES.map((fee) => ({ ...fee }));
   const total = subtotal + tax + shipping + fees.reduce((sum, fee) => sum + fee.amount, 0);

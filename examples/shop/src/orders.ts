@@ -5,11 +5,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-type OrderStatus = 'open' | 'pending' | 'paid' | 'cancelled';
+type OrderStatus = 'open' | 'pending' | 'paid' | 'cancelled' | 'review';
 
 export interface Order {
   ref: string;
-  /** open: made, no cart signed yet (not listed); pending: a cart was signed; paid; cancelled. */
+  /**
+   * open: made, no cart signed yet (not listed); pending: a cart was signed; paid; cancelled; review: a
+   * group paid an amount other than the cart the shop last priced for the order (not shipped).
+   */
   status: OrderStatus;
   /** Cents: of the last cart signed, then of the session that paid. */
   total: number;

@@ -120,6 +120,7 @@ const STATUS_TEXT: Record<Order['status'], string> = {
   pending: 'pending',
   paid: 'paid',
   cancelled: 'cancelled',
+  review: 'paid, amount to check',
 };
 
 const statusBadge = (status: Order['status']) =>
@@ -138,6 +139,8 @@ export function successPage(order: Order | undefined, ref: string): string {
     pending:
       'Thank you! The order is confirmed when Group Checkout tells this shop (by a signed webhook) that every share is paid.',
     cancelled: 'This order was cancelled: every share that was paid is refunded.',
+    review:
+      'Your group has paid, but not the amount of the cart the shop priced last: the shop checks it before shipping.',
     open: 'This order has not been checked out yet.',
   };
   const again =

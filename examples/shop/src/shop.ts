@@ -148,8 +148,10 @@ export function createShop(options: ShopOptions): Shop {
     }
     orders.update(ref, (o) => {
       if (event.type === 'group.funded') {
-        o.status = 'paid';
-        o.total = event.data.total_cents ?? o.total;
+        // Ship what was paid for: the amount must be the cart the shop last priced for this order (a
+        // shopper may have signed several carts under one order while choosing quantities).
+        const priced = o.total === event.data.total_cents && o.currency === event.data.currency;
+        o.status = priced ? 'paid' : 'review';
         o.session_id = sessionId;
       } else if (
         (event.type === 'group.cancelled' || event.type === 'group.expired') &&
@@ -162,7 +164,13 @@ export function createShop(options: ShopOptions): Shop {
         o.session_id = sessionId;
       }
     });
-    if (event.type === 'group.funded') log(`order ${ref} paid (session ${sessionId}): ship it`);
+    if (event.type === 'group.funded') {
+      log(
+        orders.get(ref)?.status === 'paid'
+          ? `order ${ref} paid (session ${sessionId}): ship it`
+          : `order ${ref} paid ${event.data.total_cents} ${event.data.currency}, not the cart priced last: check before shipping`,
+      );
+    }
     if (event.type === 'group.cancelled' || event.type === 'group.expired')
       log(`order ${ref}: session ${sessionId} ${event.data.status}`);
   }

@@ -185,6 +185,25 @@ describe('demo shop', () => {
     assert.equal(tampered.status, 400);
   });
 
+  test('a group that paid for another cart than the one priced last under the order is held for review', async () => {
+    // Two lanterns signed and checked out; then the shopper changed the quantity, and the shop priced a
+    // cart of three under the same order. The group pays for two: not what the order now says.
+    const { ref, cart, created } = await checkout();
+    const three = priceCart([{ id: 'sku_lantern', quantity: 3 }], ref);
+    assert.equal((await sign(three)).status, 200);
+    const access = new URL(created.session_url).searchParams.get('access');
+    const group = await t.request('PUT', `/api/v1/session/group?access=${access}`, {
+      body: { mode: 'equal', members: [{ name: 'Ann' }, { name: 'Bob' }] },
+    });
+    assert.equal(group.status, 200, group.text);
+    for (const member of group.body.group.members as { share_id: string }[]) await payOk(t, member.share_id);
+    await eventually(async () => orderOf(ref)?.status === 'review', 10_000, 'the order held for review');
+    assert.ok(
+      logged.some((l) => l.includes(`order ${ref} paid ${cart.total} usd, not the cart priced last`)),
+    );
+    assert.match(await (await fetch(`${base}/success?order=${ref}`)).text(), /checks it before shipping/);
+  });
+
   test('a real group.funded delivery marks the order paid, once; redelivery changes nothing', async () => {
     const { ref, sessionId, created } = await checkout();
     const access = new URL(created.session_url).searchParams.get('access');

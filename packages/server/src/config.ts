@@ -20,7 +20,7 @@ export const DEFAULT_RATE_LIMITS = {
   EVENTS_READ: 60,
   EVENTS_WRITE: 30,
   TEST_HELPERS: 60,
-  PAY_READ: 120,
+  PAY_READ: 600,
   PAY_WRITE: 30,
   // Failed authentications (docs/api.md#authentication).
   AUTH_FAILURES_IP: 120,

@@ -39,6 +39,7 @@ export const ERROR_MESSAGES = {
   session_not_pending:
     'The session is not pending (it is funded, cancelled or expired), so it can no longer be changed or paid.',
   share_not_pending: 'The share is already paid.',
+  amount_changed: 'The amount of this share changed since it was shown; nothing was charged.',
   payment_in_progress:
     'A payment for this share is already being processed; load the share again shortly to see how it ended (at most a few minutes).',
   group_full: 'The group is full.',

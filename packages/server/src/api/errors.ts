@@ -36,6 +36,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   request_timeout: 408,
   session_not_pending: 409,
   share_not_pending: 409,
+  amount_changed: 409,
   payment_in_progress: 409,
   group_full: 409,
   group_not_joinable: 409,

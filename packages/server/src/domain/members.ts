@@ -33,13 +33,15 @@ export function matchMembers<M extends MemberFacts>(
 ): { ok: true; matched: (M | undefined)[] } | { ok: false; errors: string[] } {
   const errors: string[] = [];
   const byId = new Map(existing.map((m) => [m.id, m]));
+  // The organizer is the first member marked so; a later one is a share the organizer took on by covering
+  // the rest after paying their own, and may stand anywhere after them.
   const organizer = existing.find((m) => m.isOrganizer);
   const matched = requested.map((input, index) => {
     const id = input.id ?? (index === 0 ? organizer?.id : undefined);
     if (id === undefined) return undefined;
     const found = byId.get(id);
     if (!found) errors.push(`members[${index}].id ${id} is not a member of this group`);
-    else if (found.isOrganizer !== (index === 0)) {
+    else if ((found.id === organizer?.id) !== (index === 0)) {
       errors.push(
         index === 0
           ? 'members[0] must be the organizer'

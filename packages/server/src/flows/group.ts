@@ -270,18 +270,22 @@ export async function coverShares(
           : m,
       );
     } else {
+      // A second share of the organizer's own (docs/api.md#split-modes): theirs to pay on their page.
       next = [
         ...kept,
-        newMember(
-          session,
-          {
-            position: Math.max(...existing.map((m) => m.position)) + 1,
-            name: organizer.name,
-            email: organizer.email,
-            amountCents: amount,
-          },
-          now,
-        ),
+        {
+          ...newMember(
+            session,
+            {
+              position: Math.max(...existing.map((m) => m.position)) + 1,
+              name: organizer.name,
+              email: organizer.email,
+              amountCents: amount,
+            },
+            now,
+          ),
+          isOrganizer: true,
+        },
       ];
     }
     await saveMembers(trx, existing, next, now);

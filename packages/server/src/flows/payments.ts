@@ -4,6 +4,7 @@
 // the record leaves the attempt started; the settling worker asks the processor and records it.
 import type { Deps } from '../deps.ts';
 import { checkCard } from '../domain/card.ts';
+import { formatMinorUnits } from '../domain/currencies.ts';
 import { consumerFee } from '../domain/fees.ts';
 import { ServiceError } from '../errors.ts';
 import { ids } from '../ids.ts';
@@ -75,6 +76,8 @@ export async function payShare(
   found: Pick<Member, 'id' | 'sessionId'>,
   source: PaymentSource,
   answer?: AnswerSpec<PaidShare>,
+  /** What the payer was shown they would be charged; another amount now is amount_changed. */
+  expectedAmountDueCents?: number,
 ): Promise<PaidShare> {
   checkSource(deps, source);
 
@@ -96,6 +99,12 @@ export async function payShare(
       throw new ServiceError('share_not_pending', { message: 'This share is 0: there is nothing to pay.' });
     const kind = session.groupConfig.capture === 'on_funded' ? 'authorize' : 'charge';
     const fee = consumerFee(member.amountCents, session.consumerFeePpm);
+    // The organizer may re-split while a payer types their card: charge only what the payer was shown.
+    if (expectedAmountDueCents !== undefined && expectedAmountDueCents !== member.amountCents + fee) {
+      throw new ServiceError('amount_changed', {
+        message: `Your share changed to ${formatMinorUnits(member.amountCents + fee, session.currency)} ${session.currency.toUpperCase()} (with the fee) since the page showed it; nothing was charged. Check the new amount and pay again.`,
+      });
+    }
     const earlier = await countMemberAttempts(trx, session.id, member.id);
     const claimed = startedAttempt(
       {

@@ -5,17 +5,13 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { type Compressed, compress } from './compressed.ts';
 
-export interface Asset {
+export interface Asset extends Compressed {
   /** The hashed file name, as served under {pay_url}/assets/. */
   name: string;
   contentType: string;
-  body: Buffer;
-  gzip: Buffer;
-  brotli: Buffer;
-  etag: string;
 }
 
 /** The pages' scripts, by page, and the one stylesheet they share. */
@@ -32,14 +28,7 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 function asset(stem: string, ext: string, contentType: string, body: Buffer): Asset {
   const hash = createHash('sha256').update(body).digest('base64url').slice(0, 12);
-  return {
-    name: `${stem}.${hash}.${ext}`,
-    contentType,
-    body,
-    gzip: gzipSync(body, { level: 9 }),
-    brotli: brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }),
-    etag: `"${hash}"`,
-  };
+  return { name: `${stem}.${hash}.${ext}`, contentType, ...compress(body) };
 }
 
 async function buildAssets(): Promise<PageAssets> {
@@ -81,12 +70,4 @@ let built: Promise<PageAssets> | undefined;
 export function pageAssets(): Promise<PageAssets> {
   built ??= buildAssets();
   return built;
-}
-
-/** The body to send for an Accept-Encoding header: brotli, else gzip, else as is. */
-export function encodedBody(a: Pick<Asset, 'body' | 'gzip' | 'brotli'>, acceptEncoding: string | undefined) {
-  const accept = acceptEncoding ?? '';
-  if (/\bbr\b/.test(accept)) return { encoding: 'br', body: a.brotli };
-  if (/\bgzip\b/.test(accept)) return { encoding: 'gzip', body: a.gzip };
-  return { encoding: undefined, body: a.body };
 }

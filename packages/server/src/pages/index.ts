@@ -11,7 +11,8 @@ import { ServiceError } from '../errors.ts';
 import { loadPayPage, loadSharePage, sessionForToken } from '../flows/pay-access.ts';
 import type { Session } from '../store/sessions.ts';
 import { payLinks, payPageToWire, shareToWire } from '../wire/mappers.ts';
-import { encodedBody, type PageScript, pageAssets } from './assets.ts';
+import { type PageScript, pageAssets } from './assets.ts';
+import { sendCompressed } from './compressed.ts';
 import { pickLocale } from './format.ts';
 import type { Html } from './html.ts';
 import { layout, type Theme } from './layout.ts';
@@ -73,6 +74,27 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
   app.addHook('onRequest', (_request, reply, done) => {
     reply.headers(BASE_PAGE_HEADERS);
     done();
+  });
+
+  // A page's refusals are pages too: too many requests, or a failure of ours, said in words.
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof ServiceError && error.code === 'rate_limited') {
+      return problem(
+        request,
+        reply,
+        429,
+        'Too many requests',
+        'Too many pages were opened from your network in the last minute. Wait a minute, then reload this page.',
+      );
+    }
+    request.log.error({ request_id: request.id, err: error }, 'page failed');
+    return problem(
+      request,
+      reply,
+      500,
+      'Something went wrong',
+      'This page could not be shown just now. Reload it in a moment; nothing was charged.',
+    );
   });
 
   const context = (
@@ -208,15 +230,8 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
   app.get('/assets/:name', { schema: { hide: true }, config: { public: true } }, (request, reply) => {
     const asset = assets.byName.get((request.params as { name: string }).name);
     if (!asset) return reply.code(404).type('text/plain; charset=utf-8').send('No such file.');
-    reply
-      .header('cache-control', 'public, max-age=31536000, immutable')
-      .header('etag', asset.etag)
-      .header('vary', 'Accept-Encoding')
-      .type(asset.contentType);
-    if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
-    const { encoding, body } = encodedBody(asset, request.headers['accept-encoding']);
-    if (encoding) reply.header('content-encoding', encoding);
-    return reply.send(body);
+    reply.header('cache-control', 'public, max-age=31536000, immutable').type(asset.contentType);
+    return sendCompressed(request, reply, asset);
   });
   registerSdkAssets(app);
 }

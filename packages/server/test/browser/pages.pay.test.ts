@@ -236,4 +236,85 @@ describe('paying on the hosted pages (Chromium)', () => {
     assert.equal(await bob.locator('#pay-form').count(), 0);
     assert.match((await bob.textContent('#paid')) ?? '', /paid/);
   });
+
+  test('cover the rest after paying: the new share is the organizer’s to pay on their page, and a friend’s link says it is gone', async () => {
+    const { organizer, sessionId, bobUrl } = await equalOfThree();
+    await payWithCard(organizer, CARDS.ok);
+    await organizer.waitForFunction(() => !document.querySelector('#my-share'));
+    const bob = await open(bobUrl);
+    await organizer.click('[data-action="cover"]');
+    await organizer.click('[data-action="cover-yes"]');
+    // Bob's and Cy's shares (33.33 each) are now one share of Ann's, with its own fee: 66.66 + 0.67.
+    await organizer.waitForSelector('#my-share');
+    assert.equal(await organizer.textContent('[data-testid="amount-due"]'), '$67.33');
+    assert.equal(await organizer.locator('#links li').count(), 0, 'no link for a share of her own');
+    assert.equal(await organizer.locator('[data-action="cover"]').count(), 0, 'nothing left to cover');
+    await bob.waitForSelector('#problem', { timeout: 10_000 });
+    assert.match((await bob.textContent('h1')) ?? '', /no longer in the group/);
+    await payWithCard(organizer, CARDS.ok);
+    await organizer.waitForSelector('#finished');
+    assert.equal((await sessionOf(t, sessionId)).status, 'funded');
+  });
+
+  test('a re-split while a member has the page open: their payment is refused, nothing charged, the new amount shown', async () => {
+    const { created, url } = await newSession(t, { customer: { name: 'Ann' } });
+    const token = new URL(url).searchParams.get('access');
+    const setUp = (amounts: [number, number], ids: string[] = []) =>
+      t.request('PUT', `/api/v1/session/group?access=${token}`, {
+        body: {
+          mode: 'custom',
+          members: [
+            { ...(ids[0] ? { id: ids[0] } : {}), name: 'Ann', amount_cents: amounts[0] },
+            { ...(ids[1] ? { id: ids[1] } : {}), name: 'Bob', amount_cents: amounts[1] },
+          ],
+        },
+      });
+    const first = await setUp([5000, 5000]);
+    const [ann, bobMember] = first.body.group.members;
+    const bob = await open(bobMember.share_url);
+    assert.equal(await bob.textContent('[data-testid="amount-due"]'), '$50.50');
+    // Bob starts typing; the organizer changes the split before he presses Pay.
+    await bob.fill('#card-number', CARDS.ok);
+    await bob.fill('#card-exp', '12/34');
+    await bob.fill('#card-cvc', '123');
+    assert.equal((await setUp([4000, 6000], [ann.id, bobMember.id])).status, 200);
+    await bob.click('#pay-button');
+    await bob.waitForFunction(
+      () => document.querySelector('[data-testid="amount-due"]')?.textContent === '$60.60',
+    );
+    assert.match((await bob.textContent('#pay-error')) ?? '', /changed to 60\.60 USD/);
+    assert.equal((await sessionOf(t, created.session_id)).group.paid_amount, 0, 'nothing was charged');
+    await payWithCard(bob, CARDS.ok);
+    await bob.waitForSelector('#paid');
+    assert.equal((await sessionOf(t, created.session_id)).group.paid_amount, 6000);
+  });
+
+  test('joining twice by double click makes one member', async () => {
+    const { created } = await newSession(t);
+    const friend = await open(
+      `${t.baseUrl}/session/${created.session_id}?access=${created.group_access_token}`,
+    );
+    await friend.fill('#join-name', 'Dee');
+    await friend.dblclick('#join-button');
+    await friend.waitForURL(/\/s\/shr_/);
+    const names = (await sessionOf(t, created.session_id)).group.members.map((m: { name: string }) => m.name);
+    assert.deepEqual(
+      names.filter((n: string) => n === 'Dee'),
+      ['Dee'],
+    );
+  });
+
+  test('a funded group’s page opened later stays put: no redirect to success_url', async () => {
+    const { organizer, bobUrl, cyUrl } = await equalOfThree({ success_url: 'https://shop.example/thanks' });
+    let left = false;
+    await payWithCard(organizer, CARDS.ok);
+    for (const url of [bobUrl, cyUrl]) await payOk(t, url.split('/s/')[1] as string);
+    const again = await open(organizer.url());
+    again.on('framenavigated', (frame) => {
+      if (frame === again.mainFrame() && frame.url().startsWith('https://shop.example')) left = true;
+    });
+    await again.waitForSelector('#finished');
+    await again.waitForTimeout(2000);
+    assert.equal(left, false);
+  });
 });

@@ -11,7 +11,7 @@ import { createStripeProcessor } from '../../src/processor/stripe.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/chromium.ts';
 import { FAKE_SECRET_KEY, type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.ts';
-import { sessionOf, startPagesApp } from '../helpers/pages.ts';
+import { newSession, sessionOf, startPagesApp } from '../helpers/pages.ts';
 import { equalGroup } from '../helpers/payments.ts';
 
 const STRIPE_JS = `
@@ -102,5 +102,24 @@ describe('paying with Stripe’s Payment Element (Chromium, Stripe faked at the 
       ['pm_card_chargeDeclinedInsufficientFunds', 'pm_card_visa'],
     );
     assert.equal((await sessionOf(t, group.created.session_id)).group.members[1].status, 'paid');
+  });
+
+  test('the organizer sets the group up, and the Payment Element appears for their share on the same page', async () => {
+    const { created, url } = await newSession(t, { customer: { name: 'Ann' } });
+    const context = await browser.newContext({ locale: 'en-US' });
+    await context.route('https://js.stripe.com/**', (route) =>
+      route.fulfill({ status: 200, contentType: 'text/javascript', body: STRIPE_JS }),
+    );
+    const page = await context.newPage();
+    page.on('pageerror', (e) => assert.fail(e.message));
+    await page.goto(url);
+    await page.fill('#m1-name', 'Bob');
+    await page.click('#setup-form button[type="submit"]');
+    await page.waitForSelector('#my-share #fake-pm');
+    await page.click('#pay-button');
+    await page.waitForFunction(() => !document.querySelector('#my-share'));
+    const session = await sessionOf(t, created.session_id);
+    assert.equal(session.group.members[0].status, 'paid');
+    assert.equal(session.group.paid_amount, 5000);
   });
 });

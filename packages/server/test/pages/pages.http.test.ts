@@ -206,4 +206,40 @@ describe('hosted pages over HTTP', () => {
       assert.ok(bytes > 2_000, `${url}: the sum counts something (${bytes} bytes)`);
     }
   });
+
+  test('before the script runs, no form can be sent and no card field has a name to send', async () => {
+    const group = await equalGroup(t, ['Ann', 'Bob']);
+    for (const url of [group.created.session_url, `${t.baseUrl}/s/${group.shares[1].shareId}`]) {
+      const html = await (await fetch(url)).text();
+      const submits = [...html.matchAll(/<button type="submit"[^>]*>/g)].map((m) => m[0]);
+      assert.ok(submits.length > 0, url);
+      for (const button of submits) assert.match(button, / disabled data-needs-script/, `${url}: ${button}`);
+      const named = [...html.matchAll(/<input [^>]*name="([^"]+)"/g)].map((m) => m[1]);
+      assert.deepEqual(
+        [...new Set(named)].filter((n) => n !== 'mode'),
+        [],
+        `${url}: only the mode radios have names`,
+      );
+    }
+  });
+});
+
+describe('hosted pages past the read limit', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startPagesApp({ env: { RATE_LIMIT_PAY_READ: '2' } });
+  });
+  after(() => t.close());
+
+  test('a page load past the limit is a 429 page in words, with Retry-After', async () => {
+    const group = await equalGroup(t, ['Ann', 'Bob']);
+    const url = `${t.baseUrl}/s/${group.shares[1].shareId}`;
+    await fetch(url);
+    await fetch(url);
+    const res = await fetch(url);
+    assert.equal(res.status, 429);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    assert.ok(Number(res.headers.get('retry-after')) > 0);
+    assert.match(await res.text(), /Too many requests[\s\S]*Wait a minute/);
+  });
 });

@@ -4,6 +4,7 @@
 import Type from 'typebox';
 import type { App } from '../../app.ts';
 import type { Deps } from '../../deps.ts';
+import { CART_LIMITS } from '../../domain/cart.ts';
 import { ServiceError } from '../../errors.ts';
 import { loadShare } from '../../flows/pay-access.ts';
 import { type PaidShare, payShare } from '../../flows/payments.ts';
@@ -35,6 +36,13 @@ const PayBody = Type.Object(
         description: 'With Stripe: the PaymentMethod id made by Stripe.js.',
       }),
     ),
+    expected_amount_due_cents: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 2 * CART_LIMITS.maxTotal,
+        description: 'What the payer was shown; when the share now costs another amount: 409 amount_changed.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -51,7 +59,7 @@ export function register(app: App, deps: Deps) {
       config: rateLimitConfig(deps, 'PAY_WRITE'),
     },
     async (request) => {
-      const { card, payment_method: paymentMethod } = request.body;
+      const { card, payment_method: paymentMethod, expected_amount_due_cents: expected } = request.body;
       if ((card === undefined) === (paymentMethod === undefined)) {
         throw new ServiceError('invalid_request', {
           message:
@@ -66,7 +74,7 @@ export function register(app: App, deps: Deps) {
       const { member, merchantName } = await loadShare(deps, request.params.shareId);
       const toWire = (paid: PaidShare) =>
         shareToWire(paid.session, paid.member, merchantName, [paid.attempt]);
-      return withAnswer(request, toWire, (answer) => payShare(deps, member, source, answer));
+      return withAnswer(request, toWire, (answer) => payShare(deps, member, source, answer, expected));
     },
   );
 }

@@ -29,10 +29,10 @@ export async function api<T = unknown>(
   path: string,
   body?: unknown,
 ): Promise<ApiAnswer<T>> {
-  const headers: Record<string, string> = {};
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (method === 'POST') headers['idempotency-key'] = crypto.randomUUID();
   try {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (method === 'POST') headers['idempotency-key'] = randomKey();
     const response = await fetch(ctx.apiBase + path, {
       method,
       headers,
@@ -40,6 +40,11 @@ export async function api<T = unknown>(
       credentials: 'omit',
       cache: 'no-store',
     });
+    if (response.status === 429) {
+      // Polls wait as long as the service asks before the next one (every()).
+      const seconds = Number(response.headers.get('retry-after')) || 10;
+      backoffUntil = Date.now() + seconds * 1000;
+    }
     const text = await response.text();
     let parsed: ApiAnswer<T>['body'];
     try {
@@ -52,6 +57,14 @@ export async function api<T = unknown>(
     return { status: 0, body: { error: NETWORK_ERROR, code: 'network_error' } as ApiAnswer<T>['body'] };
   }
 }
+
+/** 128 random bits as hex: an Idempotency-Key (crypto.randomUUID needs a secure context; this does not). */
+function randomKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+let backoffUntil = 0;
 
 export type ParentEvent =
   | 'group.created'
@@ -67,10 +80,11 @@ export function notifyParent(
   type: ParentEvent,
   sessionId: string,
   orderRef: string | null,
+  error?: { code: string; message: string },
 ) {
   if (!ctx.embed || !ctx.parentOrigin || window.parent === window) return;
   window.parent.postMessage(
-    { source: 'group-checkout', type, session_id: sessionId, order_ref: orderRef },
+    { source: 'group-checkout', type, session_id: sessionId, order_ref: orderRef, ...error },
     ctx.parentOrigin,
   );
 }
@@ -103,7 +117,8 @@ const rendered = new Map<string, string>();
 /** The field the person is typing in, if any: a section holding it is not replaced under them. */
 const typing = (): Element | null => {
   const active = document.activeElement;
-  return active && ['INPUT', 'TEXTAREA', 'SELECT'].includes(active.tagName) ? active : null;
+  // An iframe with focus is the processor's card form (Stripe's Payment Element).
+  return active && ['INPUT', 'TEXTAREA', 'SELECT', 'IFRAME'].includes(active.tagName) ? active : null;
 };
 
 /**
@@ -149,6 +164,16 @@ export function patch(view: Html, force: readonly string[] = []) {
     rendered.delete(id);
   }
   if (focusedId && document.activeElement?.id !== focusedId) document.getElementById(focusedId)?.focus();
+  enableScriptButtons();
+  document.dispatchEvent(new Event('gc:patched'));
+}
+
+/** Buttons that only work with the script are rendered disabled; the script turns them on. */
+function enableScriptButtons() {
+  for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-needs-script]')) {
+    button.disabled = false;
+    button.removeAttribute('data-needs-script');
+  }
 }
 
 /** Records what the server rendered, so the first patch replaces only what changed. */
@@ -165,10 +190,10 @@ export function tickTimeLeft(format: (expiresAt: string) => string) {
   }, 15_000);
 }
 
-/** Calls `poll` every `ms` until it answers false (the session is final). */
+/** Calls `poll` every `ms` (longer when the service said to wait) until it answers false. */
 export function every(ms: number, poll: () => Promise<boolean>) {
   const run = async () => {
-    if (await poll().catch(() => true)) setTimeout(run, ms);
+    if (await poll().catch(() => true)) setTimeout(run, Math.max(ms, backoffUntil - Date.now()));
   };
   setTimeout(run, ms);
 }
@@ -179,12 +204,13 @@ export function bindCopyButtons(root: HTMLElement) {
     const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-copy]');
     if (!button) return;
     const text = button.dataset.copy as string;
+    const label = button.firstChild;
+    const before = label?.textContent ?? '';
     const done = () => {
-      const label = button.firstChild;
       if (label) label.textContent = 'Copied';
       announce('Link copied');
       setTimeout(() => {
-        if (label) label.textContent = button.dataset.copy === text ? 'Copy link' : label.textContent;
+        if (label) label.textContent = before;
       }, 2000);
     };
     const fallback = () => {
@@ -224,34 +250,40 @@ const EXPIRY = /^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/;
 
 /** Reads the sandbox card fields, naming the first one that is wrong. */
 function readCard(form: HTMLFormElement): { card?: object; error?: string; field?: string } {
-  const value = (name: string) =>
-    (form.elements.namedItem(name) as HTMLInputElement | null)?.value.trim() ?? '';
-  const number = value('number').replace(/[\s-]/g, '');
+  const value = (id: string) => (form.querySelector(`#${id}`) as HTMLInputElement | null)?.value.trim() ?? '';
+  const number = value('card-number').replace(/[\s-]/g, '');
   if (!/^\d{12,19}$/.test(number))
     return { error: 'Enter the card number: 12 to 19 digits.', field: 'card-number' };
-  const exp = EXPIRY.exec(value('exp'));
+  const exp = EXPIRY.exec(value('card-exp'));
   const month = exp ? Number(exp[1]) : 0;
   if (!exp || month < 1 || month > 12)
     return { error: 'Enter the expiry as MM/YY, like 12/30.', field: 'card-exp' };
   const year = Number(exp[2]?.length === 2 ? `20${exp[2]}` : exp[2]);
-  const cvc = value('cvc');
+  const cvc = value('card-cvc');
   if (!/^\d{3,4}$/.test(cvc)) return { error: 'Enter the 3 or 4 digit security code.', field: 'card-cvc' };
   return { card: { number, exp_month: month, exp_year: year, cvc } };
 }
 
 /**
- * The card form of a share (`#pay-form`): checks the fields, pays through the pay-page API, and says the
- * outcome in words. A decline leaves the form for another card; `onPaid` gets the paid share.
+ * The card form of a share (`#pay-form`, wherever the page renders it): checks the fields, pays through the
+ * pay-page API for the amount the form showed, and says the outcome in words. A decline leaves the form for
+ * another card; `onPaid` gets the paid share; `onStale` reloads the page's data when the amount changed.
+ * With Stripe, the Payment Element is mounted into each new #payment-element the page renders.
  */
 export function bindPayForm(
   root: HTMLElement,
   ctx: PageContext,
-  share: { amountDue: number; currency: string; capture: 'immediate' | 'on_funded' },
+  share: { currency: string; capture: 'immediate' | 'on_funded' },
   onPaid: (share: PageShare) => void,
+  onStale: () => Promise<void>,
 ) {
-  let stripe: { instance: StripeLike; elements: ReturnType<StripeLike['elements']> } | undefined;
+  let stripe:
+    | { instance: StripeLike; elements: ReturnType<StripeLike['elements']>; node: Element }
+    | undefined;
   const mountStripe = async () => {
-    if (ctx.processor !== 'stripe' || stripe || !document.getElementById('payment-element')) return;
+    const node = document.getElementById('payment-element');
+    const form = document.getElementById('pay-form') as HTMLFormElement | null;
+    if (ctx.processor !== 'stripe' || !node || !form || stripe?.node === node) return;
     if (!ctx.stripePublishableKey) {
       showError('Card payments are not available right now. Please try again later.');
       return;
@@ -259,13 +291,13 @@ export function bindPayForm(
     const instance = await loadStripe(ctx.stripePublishableKey);
     const elements = instance.elements({
       mode: 'payment',
-      amount: share.amountDue,
+      amount: Number(form.dataset.due),
       currency: share.currency,
       paymentMethodCreation: 'manual',
       captureMethod: share.capture === 'on_funded' ? 'manual' : 'automatic',
     });
     elements.create('payment').mount('#payment-element');
-    stripe = { instance, elements };
+    stripe = { instance, elements, node };
   };
   const showError = (text: string, field?: string) => {
     const box = root.querySelector('#pay-error');
@@ -278,16 +310,18 @@ export function bindPayForm(
       input?.focus();
     }
   };
-  void mountStripe().catch((e: Error) => showError(e.message));
+  const mount = () => void mountStripe().catch((e: Error) => showError(e.message));
+  document.addEventListener('gc:patched', mount);
+  mount();
   root.addEventListener('submit', async (event) => {
     const form = (event.target as HTMLElement).closest<HTMLFormElement>('#pay-form');
     if (!form) return;
     event.preventDefault();
     const button = form.querySelector<HTMLButtonElement>('#pay-button');
     if (button?.disabled) return;
-    let body: object;
+    let body: Record<string, unknown>;
     if (ctx.processor === 'stripe') {
-      if (!stripe) return showError('The card form is still loading.');
+      if (!stripe?.node.isConnected) return showError('The card form is still loading.');
       const submitted = await stripe.elements.submit();
       if (submitted.error) return showError(submitted.error.message ?? 'Check the card details.');
       const made = await stripe.instance.createPaymentMethod({ elements: stripe.elements });
@@ -298,6 +332,8 @@ export function bindPayForm(
       if (!read.card) return showError(read.error as string, read.field);
       body = { card: read.card };
     }
+    // Charge only what this form showed (docs/api.md#payments).
+    body.expected_amount_due_cents = Number(form.dataset.due);
     const label = button?.textContent ?? '';
     if (button) {
       button.disabled = true;
@@ -319,6 +355,8 @@ export function bindPayForm(
       onPaid(answer.body);
       return;
     }
+    // #pay-error is an alert: what it says is read out once, without announce().
+    announce('');
     const message = answer.body.error ?? 'The payment did not go through.';
     if (answer.status === 402) {
       showError(
@@ -328,9 +366,11 @@ export function bindPayForm(
     } else if (answer.status === 400) {
       const field = /cvc/i.test(message) ? 'card-cvc' : /exp/i.test(message) ? 'card-exp' : 'card-number';
       showError(message, ctx.processor === 'sandbox' ? field : undefined);
+    } else if (answer.body.code === 'amount_changed') {
+      await onStale();
+      showError(message);
     } else {
       showError(message);
     }
-    announce(message);
   });
 }

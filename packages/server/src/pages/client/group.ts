@@ -4,7 +4,6 @@ import { timeLeft } from '../format.ts';
 import { groupView } from '../views/pages.ts';
 import type { PageContext, PageSession } from '../views/types.ts';
 import {
-  announce,
   api,
   closeOnEscape,
   every,
@@ -21,7 +20,7 @@ let page = initial;
 const access = `?access=${encodeURIComponent(ctx.access ?? '')}`;
 const app = document.getElementById('app') as HTMLElement;
 
-const render = (error = '', force: string[] = []) => patch(groupView(page, ctx, Date.now(), error), force);
+const render = () => patch(groupView(page, ctx, Date.now()));
 
 app.addEventListener('submit', async (event) => {
   const form = event.target as HTMLFormElement;
@@ -29,18 +28,25 @@ app.addEventListener('submit', async (event) => {
   event.preventDefault();
   const name = (document.getElementById('join-name') as HTMLInputElement).value.trim();
   const email = (document.getElementById('join-email') as HTMLInputElement).value.trim();
+  const input = document.getElementById('join-name') as HTMLInputElement;
   if (!name) {
-    const input = document.getElementById('join-name') as HTMLInputElement;
-    render('Enter your name to join.', ['join']);
+    showJoinError('Enter your name to join.');
     input.setAttribute('aria-invalid', 'true');
-    document.getElementById('join-name')?.focus();
-    announce('Enter your name to join.');
+    input.focus();
     return;
   }
+  input.removeAttribute('aria-invalid');
+  // One join per press, however often it is pressed: the button waits for the answer.
+  const button = document.getElementById('join-button') as HTMLButtonElement;
+  if (button.disabled) return;
+  button.disabled = true;
+  button.setAttribute('aria-busy', 'true');
   const answer = await api<{ share_url: string }>(ctx, 'POST', `/session/join${access}`, {
     name,
     ...(email ? { email } : {}),
   });
+  button.disabled = false;
+  button.removeAttribute('aria-busy');
   if (answer.status === 200) {
     const next = new URL(answer.body.share_url);
     for (const key of ['embed', 'parent_origin', 'theme']) {
@@ -50,9 +56,14 @@ app.addEventListener('submit', async (event) => {
     location.assign(next.toString());
     return;
   }
-  render(answer.body.error ?? 'You could not join the group.', ['join']);
-  announce(answer.body.error ?? 'You could not join the group.');
+  showJoinError(answer.body.error ?? 'You could not join the group.');
 });
+
+/** The join form's error, in its alert, leaving what was typed as it is. */
+function showJoinError(text: string) {
+  const box = document.getElementById('join-error');
+  if (box) box.textContent = text;
+}
 
 async function refresh(): Promise<boolean> {
   const answer = await api<PageSession>(ctx, 'GET', `/session${access}`);

@@ -59,7 +59,11 @@ function readForm() {
   });
 }
 
+/** Counts the page's own changes, so that a poll sent before one cannot undo it when it answers late. */
+let changes = 0;
+
 function afterChange(next: PageSession, notice: string) {
+  changes++;
   const before = page.status;
   page = next;
   draft = draftOf(page);
@@ -71,33 +75,41 @@ function afterChange(next: PageSession, notice: string) {
   if (before !== page.status) reportStatus();
 }
 
-function reportStatus() {
+/** Tells the embedding page of a final status; outside it, a group seen being funded goes to success_url. */
+function reportStatus(seenChanging = true) {
   const event = finalEvent(page.status);
   if (!event) return;
   notifyParent(ctx, event, page.session_id, page.order_ref);
-  if (page.status === 'funded' && page.success_url && !ctx.embed) {
+  if (seenChanging && page.status === 'funded' && page.success_url && !ctx.embed) {
     setTimeout(() => location.assign(page.success_url as string), 1500);
   }
 }
 
+/** The form as the person left it, on the group as it is now: their typing kept, paid members fixed. */
+function mergeTyped(typed: Draft, fresh: Draft): Draft {
+  const byId = new Map(typed.members.filter((m) => m.id).map((m) => [m.id, m]));
+  const members = fresh.members
+    .filter((m) => m.id)
+    .map((m) => {
+      const mine = byId.get(m.id);
+      return mine && !m.locked ? { ...mine, locked: false, status: m.status } : m;
+    });
+  return { mode: typed.mode, members: [...members, ...typed.members.filter((m) => !m.id)] };
+}
+
 async function refresh(): Promise<boolean> {
+  const sent = changes;
   const answer = await api<PageSession>(ctx, 'GET', `/session${access}`);
-  if (answer.status !== 200) return true;
+  if (answer.status !== 200 || sent !== changes) return page.status === 'pending';
   const before = page;
   page = answer.body;
   if (
     JSON.stringify(before.group.members.map((m) => [m.id, m.status])) !==
     JSON.stringify(page.group.members.map((m) => [m.id, m.status]))
   ) {
-    // Someone paid: who is fixed now changes what the form may edit.
-    const typed = draft;
-    draft = draftOf(page);
-    if (typed.members.length === draft.members.length) {
-      draft.mode = typed.mode;
-      draft.members.forEach((m, i) => {
-        if (!m.locked) Object.assign(m, { ...typed.members[i], locked: false });
-      });
-    }
+    // Someone paid or joined: who is fixed now changes what the form may edit.
+    readForm();
+    draft = mergeTyped(draft, draftOf(page));
   }
   render(before.status !== page.status ? ['setup', 'my-share', 'actions', 'links'] : []);
   if (before.status !== page.status) reportStatus();
@@ -153,6 +165,7 @@ app.addEventListener('click', async (event) => {
     (document.querySelector(`[data-action="${was}"]`) as HTMLElement | null)?.focus();
   } else if (action === 'cancel-yes') {
     button.disabled = true;
+    changes++;
     const answer = await api(ctx, 'POST', `/session/cancel${access}`);
     if (answer.status === 200) {
       const reread = await api<PageSession>(ctx, 'GET', `/session${access}`);
@@ -165,21 +178,29 @@ app.addEventListener('click', async (event) => {
       ui.confirming = null;
       ui.notice = answer.body.error ?? 'The group could not be cancelled.';
       render(['actions']);
+      refocus('cancel');
       announce(ui.notice);
-      if (answer.status >= 500 || answer.status === 0)
-        notifyParent(ctx, 'error', page.session_id, page.order_ref);
+      if (answer.status >= 500 || answer.status === 0) {
+        notifyParent(ctx, 'error', page.session_id, page.order_ref, {
+          code: answer.body.code ?? 'cancel_failed',
+          message: ui.notice,
+        });
+      }
     }
   } else if (action === 'cover-yes') {
     button.disabled = true;
+    changes++;
     const answer = await api<PageSession>(ctx, 'POST', `/session/cover${access}`);
-    if (answer.status === 200) afterChange(answer.body, 'You now pay the rest. Pay your share below.');
-    else {
+    if (answer.status === 200) {
+      afterChange(answer.body, 'You now pay the rest. Pay your share below.');
+      (document.getElementById('card-number') ?? document.getElementById('mine-h'))?.focus();
+    } else {
       ui.confirming = null;
       ui.notice = answer.body.error ?? 'That did not work.';
       render(['actions']);
+      refocus('cover');
       announce(ui.notice);
     }
-    document.getElementById('card-number')?.focus();
   } else if (action === 'remind') {
     button.disabled = true;
     const answer = await api<{ reminded: number; skipped: number; failed: number }>(
@@ -195,25 +216,31 @@ app.addEventListener('click', async (event) => {
           : 'No reminder sent: add email addresses to the people in the group (reminders go at most once an hour).'
         : (answer.body.error ?? 'Reminders could not be sent.');
     render(['actions']);
+    refocus('remind');
     announce(ui.notice);
   }
 });
+
+/** Focus back on an action's button after its section was rendered again. */
+const refocus = (action: string) =>
+  (document.querySelector(`button[data-action="${action}"]`) as HTMLElement | null)?.focus();
 
 app.addEventListener('submit', async (event) => {
   const form = event.target as HTMLFormElement;
   if (form.id !== 'setup-form') return;
   event.preventDefault();
   readForm();
-  errors = checkDraft(draft, page);
+  errors = checkDraft(draft, page, ctx.locale);
   if (Object.keys(errors).length > 0) {
+    // Each message is next to its field (which it describes); a whole-form one is in the #setup-error alert.
     render(['setup']);
     const first = Object.keys(errors).find((k) => k && document.getElementById(k));
     (document.getElementById(first ?? 'setup-error') as HTMLElement | null)?.focus();
-    announce(Object.values(errors)[0] as string);
     return;
   }
   const submit = form.querySelector<HTMLButtonElement>('button[type="submit"]');
   if (submit) submit.disabled = true;
+  changes++;
   const answer = await api<PageSession>(
     ctx,
     'PUT',
@@ -223,7 +250,7 @@ app.addEventListener('submit', async (event) => {
   if (submit) submit.disabled = false;
   if (answer.status === 200) {
     afterChange(answer.body, 'Saved. Send each person their link.');
-    document.getElementById('links-h')?.scrollIntoView({ block: 'start' });
+    document.getElementById('links-h')?.focus();
     return;
   }
   errors =
@@ -231,24 +258,21 @@ app.addEventListener('submit', async (event) => {
       ? serverErrors(answer.body.details, answer.body.error ?? '')
       : { '': answer.body.error ?? 'That did not work.' };
   render(['setup']);
-  announce(Object.values(errors)[0] as string);
+  document.getElementById('setup-error')?.focus();
 });
 
 bindCopyButtons(app);
-const me = () => page.group.members.find((m) => m.is_organizer);
 bindPayForm(
   app,
   ctx,
-  {
-    get amountDue() {
-      return me()?.amount_due_cents ?? 0;
-    },
-    currency: page.currency,
-    capture: page.capture,
-  },
+  { currency: page.currency, capture: page.capture },
   async () => {
     const reread = await api<PageSession>(ctx, 'GET', `/session${access}`);
     if (reread.status === 200) afterChange(reread.body, 'Your share is paid. Thank you!');
+  },
+  async () => {
+    const reread = await api<PageSession>(ctx, 'GET', `/session${access}`);
+    if (reread.status === 200) afterChange(reread.body, 'The amounts changed: check what you pay now.');
   },
 );
 closeOnEscape(ctx, page.session_id, page.order_ref);
@@ -256,5 +280,6 @@ rememberRendered();
 render();
 tickTimeLeft((expiresAt) => timeLeft(expiresAt, Date.now()));
 notifyParent(ctx, 'group.created', page.session_id, page.order_ref);
-if (page.status !== 'pending') reportStatus();
+// Opened on a closed group: the embedding page is told, but nobody is sent anywhere.
+if (page.status !== 'pending') reportStatus(false);
 else every(3000, refresh);

@@ -1,9 +1,10 @@
 // A member's page: what they pay (share and fee) before they pay, the card form, the outcome in words (a
 // decline says why and leaves the form for another card), then the group's progress, live.
 import { timeLeft } from '../format.ts';
-import { shareView } from '../views/pages.ts';
+import { problemView, shareView } from '../views/pages.ts';
 import type { PageContext, PageShare } from '../views/types.ts';
 import {
+  announce,
   api,
   bindPayForm,
   closeOnEscape,
@@ -33,18 +34,37 @@ function update(next: PageShare, force: string[] = []) {
 
 async function refresh(): Promise<boolean> {
   const answer = await api<PageShare>(ctx, 'GET', `/shares/${encodeURIComponent(share.share_id)}`);
-  if (answer.status === 200) update(answer.body, share.status !== answer.body.status ? ['pay'] : []);
+  if (answer.body.code === 'share_not_found') {
+    // The organizer covered this share or took it out of the group: nothing is owed on this link.
+    patch(
+      problemView(
+        'This share is no longer in the group',
+        'The organizer covered it or changed the group, so there is nothing to pay on this link.',
+      ),
+    );
+    announce('This share is no longer in the group; there is nothing to pay on this link.');
+    return false;
+  }
+  if (answer.status === 200) {
+    // A new amount (the group was split again) replaces the form, so that the amount paid is the one shown.
+    const changed =
+      share.status !== answer.body.status || share.amount_due_cents !== answer.body.amount_due_cents;
+    update(answer.body, changed ? ['pay'] : []);
+  }
   return share.session_status === 'pending';
 }
 
 bindPayForm(
   app,
   ctx,
-  { amountDue: share.amount_due_cents, currency: share.currency, capture: share.capture },
+  { currency: share.currency, capture: share.capture },
   (paid) => {
     update(paid, ['pay']);
     document.getElementById('paid')?.focus();
     void refresh();
+  },
+  async () => {
+    await refresh();
   },
 );
 closeOnEscape(ctx, share.session_id, share.order_ref);

@@ -2,7 +2,15 @@
 // and the refusals. Each is a function of the pay-page API's answer, so the server renders it and the
 // page's script renders the same sections again as the group changes (docs/decisions.md#hosted-pages).
 import { type Html, html } from '../html.ts';
-import { cartView, finishedView, headerView, type Money, money, progressView } from './parts.ts';
+import {
+  cartView,
+  finishedView,
+  headerView,
+  type Money,
+  memberStatusWords,
+  money,
+  progressView,
+} from './parts.ts';
 import { type Draft, type FieldErrors, setupView } from './setup.ts';
 import type { PageContext, PageSession, PageShare } from './types.ts';
 
@@ -11,8 +19,19 @@ const moneyOf = (p: { currency: string }, ctx: Pick<PageContext, 'locale'>): Mon
   locale: ctx.locale,
 });
 
-/** The organizer's own member and share, when they still have one to pay. */
-const organizerMember = (page: PageSession) => page.group.members.find((m) => m.is_organizer);
+/**
+ * The organizer's share still to pay, if any: their own, or the one made when they covered the rest after
+ * paying (docs/api.md#split-modes).
+ */
+const organizerShareToPay = (page: PageSession) =>
+  page.group.members.find((m) => m.is_organizer && m.status === 'pending' && m.amount_cents > 0);
+
+/** A cart's total: items, tax, shipping and fees. */
+const cartTotal = (cart: PageShare['cart']) =>
+  cart.items.reduce((s, i) => s + i.quantity * i.unit_price, 0) +
+  cart.tax +
+  cart.shipping +
+  cart.fees.reduce((s, f) => s + f.amount, 0);
 
 /** The card form: in the sandbox our own fields; with Stripe, the Payment Element mounts in #payment-element. */
 function cardFormView(
@@ -26,18 +45,20 @@ function cardFormView(
     processor === 'stripe'
       ? html`<div id="payment-element" class="field"></div>`
       : html`<div class="field"><label for="card-number">Card number</label>
-      <input id="card-number" name="number" inputmode="numeric" autocomplete="cc-number" maxlength="23" placeholder="4242 4242 4242 4242" required></div>
+      <input id="card-number" inputmode="numeric" autocomplete="cc-number" maxlength="23" placeholder="4242 4242 4242 4242" required></div>
     <div class="row">
       <div class="field"><label for="card-exp">Expiry (MM/YY)</label>
-        <input id="card-exp" name="exp" inputmode="numeric" autocomplete="cc-exp" maxlength="7" placeholder="12/30" required></div>
+        <input id="card-exp" inputmode="numeric" autocomplete="cc-exp" maxlength="7" placeholder="12/30" required></div>
       <div class="field"><label for="card-cvc">Security code (CVC)</label>
-        <input id="card-cvc" name="cvc" inputmode="numeric" autocomplete="cc-csc" maxlength="4" placeholder="123" required></div>
+        <input id="card-cvc" inputmode="numeric" autocomplete="cc-csc" maxlength="4" placeholder="123" required></div>
     </div>
     <p class="muted small">Sandbox: no real card is charged. 4242 4242 4242 4242 pays; 4000 0000 0000 0002 is declined.</p>`;
-  return html`<form class="pay-form" id="pay-form" data-share="${shareId}" novalidate>
+  // The fields have no name and the button waits for the script: a form sent before the script runs would
+  // put what was typed in the URL (docs/decisions.md#hosted-pages-and-sdk).
+  return html`<form class="pay-form" id="pay-form" data-share="${shareId}" data-due="${amountDue}" novalidate>
     ${fields}
     <div id="pay-error" class="error" role="alert">${error}</div>
-    <button type="submit" class="primary wide" id="pay-button">Pay ${money(amountDue, m)}</button>
+    <button type="submit" class="primary wide" id="pay-button" disabled data-needs-script>Pay ${money(amountDue, m)}</button>
   </form>`;
 }
 
@@ -61,22 +82,22 @@ export function organizerView(
 ): Html {
   const m = moneyOf(page, ctx);
   const open = page.status === 'pending';
-  const me = organizerMember(page);
+  const me = organizerShareToPay(page);
   const others = page.group.members.filter((x) => !x.is_organizer);
   const pendingOthers = others.filter((x) => x.status === 'pending');
   const links =
     page.group.set_up && open
       ? html`<section class="card" aria-labelledby="links-h" id="links">
-  <h2 id="links-h">Share links</h2>
+  <h2 id="links-h" tabindex="-1">Share links</h2>
   <p>Send each person their own link. They pay their share on it; you see it here as it happens.</p>
   <ul class="links">${others.map(
     (
       x,
-    ) => html`<li><span><strong>${x.name}</strong> · ${money(x.amount_due_cents ?? x.amount_cents, m)}</span>
+    ) => html`<li><span><strong>${x.name}</strong> · pays ${money(x.amount_due_cents ?? x.amount_cents, m)} <span class="muted">(with the fee)</span></span>
       ${
         x.status === 'pending'
           ? html`<span class="copy"><input aria-label="Link for ${x.name}" readonly value="${x.share_url}"><button type="button" class="secondary" data-copy="${x.share_url}">Copy link<span class="sr-only"> for ${x.name}</span></button></span>`
-          : html`<span class="pill pill-${x.status}">Paid</span>`
+          : html`<span class="pill pill-${x.status}">${memberStatusWords(x.status)}</span>`
       }</li>`,
   )}</ul>
   ${
@@ -175,10 +196,10 @@ export function groupView(page: PageSession, ctx: PageContext, now: number, erro
   <h2 id="join-h">Join the group</h2>
   <p>The total is split equally between everyone in the group. Joining gives you your own link to pay your share.</p>
   <form id="join-form" novalidate>
-    <div class="field"><label for="join-name">Your name</label><input id="join-name" name="name" autocomplete="name" maxlength="200" required></div>
-    <div class="field"><label for="join-email">Email <span class="muted">(optional)</span></label><input id="join-email" name="email" type="email" autocomplete="email" maxlength="254"></div>
+    <div class="field"><label for="join-name">Your name</label><input id="join-name" autocomplete="name" maxlength="200" required aria-describedby="join-error"></div>
+    <div class="field"><label for="join-email">Email <span class="muted">(optional)</span></label><input id="join-email" type="email" autocomplete="email" maxlength="254"></div>
     <div id="join-error" class="error" role="alert">${error}</div>
-    <button type="submit" class="primary">Join and pay my share</button>
+    <button type="submit" class="primary" id="join-button" disabled data-needs-script>Join and pay my share</button>
   </form>
 </section>`
       : open
@@ -237,13 +258,13 @@ export function shareView(share: PageShare, ctx: PageContext, now: number, outco
         )
       : ''
   }
-  ${cartView(share.cart, group?.total_cents ?? share.cart.items.reduce((s, i) => s + i.quantity * i.unit_price, 0), m)}
+  ${cartView(share.cart, group?.total_cents ?? cartTotal(share.cart), m)}
 </main>`;
 }
 
 /** A refusal as a page: no token, a wrong one, an unknown share. Never a stack trace. */
 export function problemView(title: string, text: string): Html {
   return html`<header class="top"><p class="merchant">Group Checkout</p><h1>${title}</h1></header>
-<main id="main"><section class="card" role="alert"><p>${text}</p>
+<main id="main"><section class="card" role="alert" id="problem"><p>${text}</p>
 <p class="muted">If someone sent you this link, ask them to send it again.</p></section></main>`;
 }

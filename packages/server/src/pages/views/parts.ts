@@ -19,7 +19,7 @@ const MEMBER_STATUS: Record<string, string> = {
   released: 'Hold released',
 };
 
-const memberStatusWords = (status: string): string => MEMBER_STATUS[status] ?? status;
+export const memberStatusWords = (status: string): string => MEMBER_STATUS[status] ?? status;
 
 const SESSION_STATUS: Record<SessionStatus, string> = {
   pending: 'Open',

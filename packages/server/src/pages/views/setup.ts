@@ -4,7 +4,7 @@
 // units by string arithmetic, never through a float.
 import { minorUnitExponent } from '../../domain/currencies.ts';
 import { type Html, html } from '../html.ts';
-import { MODE_NAMES, type Money, money } from './parts.ts';
+import { MODE_NAMES, type Money, memberStatusWords, money } from './parts.ts';
 import type { PageMember, PageSession, SplitMode } from './types.ts';
 
 export interface DraftMember {
@@ -102,7 +102,7 @@ export const emptyMember = (items: number): DraftMember => ({
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Checks the draft as the server will, naming each field that is wrong; empty when it may be sent. */
-export function checkDraft(draft: Draft, page: PageSession): FieldErrors {
+export function checkDraft(draft: Draft, page: PageSession, locale = 'en'): FieldErrors {
   const errors: FieldErrors = {};
   const { members, mode } = draft;
   const n = members.length;
@@ -115,7 +115,7 @@ export function checkDraft(draft: Draft, page: PageSession): FieldErrors {
       errors[`m${i}-email`] = 'Enter an email address like name@example.com, or leave it empty.';
   });
   const total = page.total_cents;
-  const m$: Money = { currency: page.currency, locale: 'en' };
+  const m$: Money = { currency: page.currency, locale };
   if (mode === 'custom' || mode === 'host-pays') {
     let sum = 0;
     members.forEach((m, i) => {
@@ -132,6 +132,11 @@ export function checkDraft(draft: Draft, page: PageSession): FieldErrors {
         `Your friends' amounts add up to ${money(sum, m$)}, more than the total of ${money(total, m$)}.`;
   }
   if (mode === 'percentage') {
+    if (members.some((m) => m.locked && m.percent === '')) {
+      errors[''] =
+        'Someone has paid an amount already, so the group can no longer be split by percentage: choose custom amounts, or “I pay the rest”.';
+      return errors;
+    }
     let sum = 0;
     members.forEach((m, i) => {
       const bp = parsePercent(m.percent);
@@ -216,19 +221,21 @@ export function setupView(page: PageSession, draft: Draft, errors: FieldErrors, 
   const person = (member: DraftMember, i: number) => {
     const p = `m${i}`;
     const label = member.isOrganizer ? 'You (organizer)' : `Person ${i + 1}`;
-    const locked = member.locked ? html` <span class="pill pill-${member.status}">Paid — fixed</span>` : '';
+    const locked = member.locked
+      ? html` <span class="pill pill-${member.status}">${memberStatusWords(member.status)} — fixed</span>`
+      : '';
     const lockAttr = member.locked ? html` disabled` : '';
     let modeInput: Html | '' = '';
     if (mode === 'custom' || (mode === 'host-pays' && i > 0)) {
       modeInput = html`<div class="field"><label for="${p}-amount">Amount (${page.currency.toUpperCase()})</label>
-        <input id="${p}-amount" name="${p}-amount" inputmode="decimal" autocomplete="off" value="${member.amount}"${lockAttr}${described(errors, `${p}-amount`)}>
+        <input id="${p}-amount" inputmode="decimal" autocomplete="off" value="${member.amount}"${lockAttr}${described(errors, `${p}-amount`)}>
         ${fieldError(errors, `${p}-amount`)}</div>`;
     } else if (mode === 'host-pays') {
       const rest = total - othersSum;
       modeInput = html`<p class="field" data-testid="host-rest">You pay the rest: <strong>${rest >= 0 ? money(rest, m) : '—'}</strong></p>`;
     } else if (mode === 'percentage') {
       modeInput = html`<div class="field"><label for="${p}-percent">Percentage</label>
-        <input id="${p}-percent" name="${p}-percent" inputmode="decimal" autocomplete="off" value="${member.percent}"${lockAttr}${described(errors, `${p}-percent`)}>
+        <input id="${p}-percent" inputmode="decimal" autocomplete="off" value="${member.percent}"${lockAttr}${described(errors, `${p}-percent`)}>
         ${fieldError(errors, `${p}-percent`)}</div>`;
     } else if (mode === 'itemized') {
       modeInput = html`<div class="items">${page.cart.items.map(
@@ -236,17 +243,17 @@ export function setupView(page: PageSession, draft: Draft, errors: FieldErrors, 
           item,
           j,
         ) => html`<div class="field small"><label for="${p}-item${j}">${item.name} <span class="muted">(of ${item.quantity})</span></label>
-          <input id="${p}-item${j}" name="${p}-item${j}" type="number" min="0" max="${item.quantity}" step="1" value="${member.items[j] ?? 0}"${lockAttr}></div>`,
+          <input id="${p}-item${j}"${errors[`item${j}`] ? html` aria-invalid="true" aria-describedby="items-error"` : ''} type="number" min="0" max="${item.quantity}" step="1" value="${member.items[j] ?? 0}"${lockAttr}></div>`,
       )}</div>`;
     }
     return html`<fieldset class="person" data-index="${i}">
     <legend>${label}${locked}</legend>
     <div class="row">
       <div class="field"><label for="${p}-name">Name</label>
-        <input id="${p}-name" name="${p}-name" autocomplete="${member.isOrganizer ? 'name' : 'off'}" maxlength="200" value="${member.name}"${lockAttr}${described(errors, `${p}-name`)}>
+        <input id="${p}-name" autocomplete="${member.isOrganizer ? 'name' : 'off'}" maxlength="200" value="${member.name}"${lockAttr}${described(errors, `${p}-name`)}>
         ${fieldError(errors, `${p}-name`)}</div>
       <div class="field"><label for="${p}-email">Email <span class="muted">(optional, for reminders)</span></label>
-        <input id="${p}-email" name="${p}-email" type="email" autocomplete="${member.isOrganizer ? 'email' : 'off'}" maxlength="254" value="${member.email}"${lockAttr}${described(errors, `${p}-email`)}>
+        <input id="${p}-email" type="email" autocomplete="${member.isOrganizer ? 'email' : 'off'}" maxlength="254" value="${member.email}"${lockAttr}${described(errors, `${p}-email`)}>
         ${fieldError(errors, `${p}-email`)}</div>
     </div>
     ${modeInput}
@@ -270,10 +277,10 @@ export function setupView(page: PageSession, draft: Draft, errors: FieldErrors, 
     </fieldset>
     ${draft.members.map(person)}
     ${itemErrors.length ? html`<div class="error" id="items-error">${itemErrors.map((e) => html`<p>${e}</p>`)}</div>` : ''}
-    <div id="setup-error" role="alert" class="error">${errors[''] ?? ''}</div>
+    <div id="setup-error" role="alert" class="error" tabindex="-1">${errors[''] ?? ''}</div>
     <div class="actions">
       ${canAdd ? html`<button type="button" class="secondary" data-action="add">Add a person</button>` : ''}
-      <button type="submit" class="primary">${page.group.set_up ? 'Save the split' : 'Create share links'}</button>
+      <button type="submit" class="primary" disabled data-needs-script>${page.group.set_up ? 'Save the split' : 'Create share links'}</button>
     </div>
   </form>
 </section>`;
