@@ -19,7 +19,10 @@ for (const dialect of DIALECTS) {
 
     const payShown = (shareId: string, expected: number) =>
       t.request('POST', `/api/v1/shares/${shareId}/pay`, {
-        body: { card: { number: CARDS.ok, exp_month: 12, exp_year: 2099, cvc: '123' }, expected_amount_due_cents: expected },
+        body: {
+          card: { number: CARDS.ok, exp_month: 12, exp_year: 2099, cvc: '123' },
+          expected_amount_due_cents: expected,
+        },
       });
 
     test('a re-split after the page was shown: 409 amount_changed, nothing charged; the new amount pays', async () => {
@@ -28,13 +31,23 @@ for (const dialect of DIALECTS) {
       // 100.00 / 2 = 50.00, + 1 % fee = 50.50: what Bob's page shows.
       assert.equal(bob.due, 5050);
       const resplit = await t.request('PUT', `/api/v1/session/group?access=${organizerToken(g.created)}`, {
-        body: { mode: 'custom', members: [{ id: g.shares[0].id, name: 'Ann', amount_cents: 4000 }, { id: bob.id, name: 'Bob', amount_cents: 6000 }] },
+        body: {
+          mode: 'custom',
+          members: [
+            { id: g.shares[0].id, name: 'Ann', amount_cents: 4000 },
+            { id: bob.id, name: 'Bob', amount_cents: 6000 },
+          ],
+        },
       });
       assert.equal(resplit.status, 200, resplit.text);
       const stale = await payShown(bob.shareId, 5050);
       assertError(stale, 409, 'amount_changed');
       assert.match(stale.body.error, /60\.60 USD/);
-      const attempts = await t.deps.db.kysely.selectFrom('attempts').select('id').where('session_id', '=', g.created.session_id).execute();
+      const attempts = await t.deps.db.kysely
+        .selectFrom('attempts')
+        .select('id')
+        .where('session_id', '=', g.created.session_id)
+        .execute();
       assert.equal(attempts.length, 0, 'nothing was claimed');
       const view = await merchantSession(t, g.created.session_id);
       assert.equal(view.group.paid_amount, 0);
@@ -56,7 +69,10 @@ for (const dialect of DIALECTS) {
       const g = await equalGroup(t, ['Ann', 'Bob']);
       for (const bad of [-1, 50.5, '5050', null]) {
         const res = await t.request('POST', `/api/v1/shares/${g.shares[1].shareId}/pay`, {
-          body: { card: { number: CARDS.ok, exp_month: 12, exp_year: 2099, cvc: '123' }, expected_amount_due_cents: bad },
+          body: {
+            card: { number: CARDS.ok, exp_month: 12, exp_year: 2099, cvc: '123' },
+            expected_amount_due_cents: bad,
+          },
         });
         assertError(res, 400, 'invalid_request', String(bad));
       }
