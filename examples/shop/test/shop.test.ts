@@ -13,16 +13,13 @@ import type { Loop } from '../../../packages/server/src/jobs/loop.ts';
 import { RELAXED_LIMITS, startTestApp, type TestApp } from '../../../packages/server/test/helpers/app.ts';
 import { sqliteCase } from '../../../packages/server/test/helpers/databases.ts';
 import { eventually, payOk } from '../../../packages/server/test/helpers/payments.ts';
-import { freePort } from '../../../packages/server/test/helpers/server-process.ts';
 import { priceCart } from '../src/catalogue.ts';
-import { type Shop, startShop } from '../src/shop.ts';
-
-type Started = Shop & { url: string; port: number };
+import { type StartedShop, startShopFor } from './helpers.ts';
 
 describe('demo shop', () => {
   let t: TestApp;
   let dispatcher: Loop;
-  let shop: Started;
+  let shop: StartedShop;
   /** The shop as a program reaches it (the page's origin is http://localhost:<port>). */
   let base: string;
   const logged: string[] = [];
@@ -32,24 +29,7 @@ describe('demo shop', () => {
       env: { ...RELAXED_LIMITS, WEBHOOK_RETRY_SCHEDULE: '50ms,100ms', WEBHOOK_POLL_INTERVAL_MS: '200' },
     });
     dispatcher = await startDispatcher(t.deps);
-    // The endpoint is registered through the merchant API first, as an operator would: the shop needs its
-    // secret to start, and the endpoint needs the shop's address.
-    const port = await freePort();
-    const endpoint = await t.request('POST', '/v1/webhooks', {
-      key: t.merchant.secretKey,
-      body: { url: `http://127.0.0.1:${port}/webhooks/group-checkout`, events: ['*'] },
-    });
-    assert.equal(endpoint.status, 200, endpoint.text);
-    shop = await startShop({
-      merchantId: t.merchant.merchant.id,
-      publishableKey: t.merchant.publishableKey,
-      signingSecret: t.merchant.merchant.signingSecret,
-      webhookSecret: endpoint.body.secret,
-      apiBaseUrl: `${t.baseUrl}/v1`,
-      payBaseUrl: t.baseUrl,
-      port,
-      log: (line) => logged.push(line),
-    });
+    shop = await startShopFor(t, (line) => logged.push(line));
     base = `http://127.0.0.1:${shop.port}`;
   });
   after(async () => {

@@ -10,15 +10,15 @@ import type { Browser, Page } from 'playwright-core';
 import { startDispatcher } from '../../../../packages/server/src/jobs/dispatcher.ts';
 import type { Loop } from '../../../../packages/server/src/jobs/loop.ts';
 import type { TestApp } from '../../../../packages/server/test/helpers/app.ts';
-import { freePort, launchChromium } from '../../../../packages/server/test/helpers/chromium.ts';
+import { launchChromium } from '../../../../packages/server/test/helpers/chromium.ts';
 import { payWithCard, sessionOf, startPagesApp } from '../../../../packages/server/test/helpers/pages.ts';
 import { CARDS, eventually, payOk } from '../../../../packages/server/test/helpers/payments.ts';
-import { type Shop, startShop } from '../../src/shop.ts';
+import { type StartedShop, startShopFor } from '../helpers.ts';
 
 describe('the journey: shop → button → modal → three payers → funded → order paid (Chromium)', () => {
   let t: TestApp;
   let dispatcher: Loop;
-  let shop: Shop & { url: string; port: number };
+  let shop: StartedShop;
   let browser: Browser;
 
   before(async () => {
@@ -27,22 +27,7 @@ describe('the journey: shop → button → modal → three payers → funded →
       launchChromium(),
     ]);
     dispatcher = await startDispatcher(t.deps);
-    const port = await freePort();
-    const endpoint = await t.request('POST', '/v1/webhooks', {
-      key: t.merchant.secretKey,
-      body: { url: `http://127.0.0.1:${port}/webhooks/group-checkout`, events: ['*'] },
-    });
-    assert.equal(endpoint.status, 200, endpoint.text);
-    shop = await startShop({
-      merchantId: t.merchant.merchant.id,
-      publishableKey: t.merchant.publishableKey,
-      signingSecret: t.merchant.merchant.signingSecret,
-      webhookSecret: endpoint.body.secret,
-      apiBaseUrl: `${t.baseUrl}/v1`,
-      payBaseUrl: t.baseUrl,
-      port,
-      log: () => {},
-    });
+    shop = await startShopFor(t);
   });
   after(async () => {
     await browser?.close();

@@ -26,6 +26,26 @@ const moneyOf = (p: { currency: string }, ctx: Pick<PageContext, 'locale'>): Mon
 const organizerShareToPay = (page: PageSession) =>
   page.group.members.find((m) => m.is_organizer && m.status === 'pending' && m.amount_cents > 0);
 
+/** The group's progress on a session page, listing `members`. */
+const sessionProgress = (
+  page: PageSession,
+  now: number,
+  members: PageSession['group']['members'],
+  m: Money,
+) =>
+  progressView(
+    {
+      status: page.status,
+      total: page.total_cents,
+      paid: page.group.paid_amount,
+      pending: page.group.pending_amount,
+      expiresAt: page.expires_at,
+      now,
+      members,
+    },
+    m,
+  );
+
 /** A cart's total: items, tax, shipping and fees. */
 const cartTotal = (cart: PageShare['cart']) =>
   cart.items.reduce((s, i) => s + i.quantity * i.unit_price, 0) +
@@ -150,18 +170,7 @@ export function organizerView(
   return html`${headerView(page.merchant_name, page.order_ref, open ? 'Pay together' : 'Your group')}
 <main id="main">
   ${open ? '' : finishedView(page.status, 'organizer')}
-  ${progressView(
-    {
-      status: page.status,
-      total: page.total_cents,
-      paid: page.group.paid_amount,
-      pending: page.group.pending_amount,
-      expiresAt: page.expires_at,
-      now,
-      members: page.group.set_up ? page.group.members : [],
-    },
-    m,
-  )}
+  ${sessionProgress(page, now, page.group.set_up ? page.group.members : [], m)}
   ${open ? setupView(page, draft, errors, m) : ''}
   ${links}
   ${myShare}
@@ -178,18 +187,7 @@ export function groupView(page: PageSession, ctx: PageContext, now: number, erro
   return html`${headerView(page.merchant_name, page.order_ref, 'Pay together')}
 <main id="main">
   ${open ? '' : finishedView(page.status, 'member')}
-  ${progressView(
-    {
-      status: page.status,
-      total: page.total_cents,
-      paid: page.group.paid_amount,
-      pending: page.group.pending_amount,
-      expiresAt: page.expires_at,
-      now,
-      members: page.group.members,
-    },
-    m,
-  )}
+  ${sessionProgress(page, now, page.group.members, m)}
   ${
     joinable
       ? html`<section class="card" aria-labelledby="join-h" id="join">
