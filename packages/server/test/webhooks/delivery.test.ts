@@ -111,6 +111,10 @@ for (const dialect of DIALECTS) {
           );
         }
         const [event] = endpointReceiver.received;
+        // Outcomes are recorded once the receivers have answered: a moment after they read the requests.
+        await eventually(async () =>
+          (await deliveriesOf(t, event?.id as string)).every((d) => d.state === 'delivered'),
+        );
         const deliveries = await deliveriesOf(t, event?.id as string);
         assert.equal(deliveries.length, 2);
         for (const d of deliveries) {
@@ -143,8 +147,13 @@ for (const dialect of DIALECTS) {
             .executeTakeFirstOrThrow()
         ).id;
         assert.equal(got?.id, event);
+        // The outcome is recorded once the receiver has answered: a moment after it read the request.
+        await eventually(
+          async () => (await deliveriesOf(t, event))[0]?.state === 'delivered',
+          10_000,
+          'the delivery recorded as delivered',
+        );
         const [delivery] = await deliveriesOf(t, event);
-        assert.equal(delivery?.state, 'delivered');
         assert.deepEqual(
           delivery?.attempts.map((a) => [a.status_code, a.error]),
           [
