@@ -127,9 +127,8 @@ describe('the journey: shop → button → modal → three payers → funded →
     // The shop's page is told (onGroupFunded) and sends Ann to the success page.
     await shopper.waitForURL(/\/success\?order=ORD-/, { timeout: 15_000 });
     const ref = new URL(shopper.url()).searchParams.get('order') as string;
-    const order = shop.orders.get(ref);
-    assert.ok(order?.session_id, 'the shop knows the session of the order');
-    const session = await sessionOf(t, order.session_id as string);
+    await eventually(async () => Boolean(shop.orders.get(ref)?.session_id), 10_000, 'the order’s session');
+    const session = await sessionOf(t, shop.orders.get(ref)?.session_id as string);
     assert.equal(session.status, 'funded');
     assert.equal(session.order_ref, ref);
     assert.equal(session.charges.length, 3);
