@@ -11,7 +11,12 @@ import { startDispatcher } from '../../../../packages/server/src/jobs/dispatcher
 import type { Loop } from '../../../../packages/server/src/jobs/loop.ts';
 import type { TestApp } from '../../../../packages/server/test/helpers/app.ts';
 import { launchChromium } from '../../../../packages/server/test/helpers/chromium.ts';
-import { payWithCard, sessionOf, startPagesApp } from '../../../../packages/server/test/helpers/pages.ts';
+import {
+  openPage,
+  payWithCard,
+  sessionOf,
+  startPagesApp,
+} from '../../../../packages/server/test/helpers/pages.ts';
 import { CARDS, eventually, payOk } from '../../../../packages/server/test/helpers/payments.ts';
 import { type StartedShop, startShopFor } from '../helpers.ts';
 
@@ -36,12 +41,7 @@ describe('the journey: shop → button → modal → three payers → funded →
     await t?.close();
   });
 
-  async function personPage(url: string): Promise<Page> {
-    const page = await (await browser.newContext({ locale: 'en-US' })).newPage();
-    page.on('pageerror', (e) => assert.fail(`script error on ${url}: ${e.message}`));
-    await page.goto(url);
-    return page;
-  }
+  const personPage = (url: string) => openPage(browser, url);
 
   /**
    * The shop's page, with every line its status shows (what the SDK's callbacks said) kept across the

@@ -76,27 +76,6 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
     done();
   });
 
-  // A page's refusals are pages too: too many requests, or a failure of ours, said in words.
-  app.setErrorHandler((error, request, reply) => {
-    if (error instanceof ServiceError && error.code === 'rate_limited') {
-      return problem(
-        request,
-        reply,
-        429,
-        'Too many requests',
-        'Too many pages were opened from your network in the last minute. Wait a minute, then reload this page.',
-      );
-    }
-    request.log.error({ request_id: request.id, err: error }, 'page failed');
-    return problem(
-      request,
-      reply,
-      500,
-      'Something went wrong',
-      'This page could not be shown just now. Reload it in a moment; nothing was charged.',
-    );
-  });
-
   const context = (
     request: FastifyRequest,
     e: ReturnType<typeof embedding>,
@@ -149,6 +128,27 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
       lang: 'en',
       body: problemView(title, text),
     });
+
+  // A page's refusals are pages too: too many requests, or a failure of ours, said in words.
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof ServiceError && error.code === 'rate_limited') {
+      return problem(
+        request,
+        reply,
+        429,
+        'Too many requests',
+        'Too many pages were opened from your network in the last minute. Wait a minute, then reload this page.',
+      );
+    }
+    request.log.error({ request_id: request.id, err: error }, 'page failed');
+    return problem(
+      request,
+      reply,
+      500,
+      'Something went wrong',
+      'This page could not be shown just now. Reload it in a moment; nothing was charged.',
+    );
+  });
 
   // Pages count against the pay-page API's read limit: a page and its polling are one person reading.
   const read = { rateLimit: { max: config.rateLimits.PAY_READ, timeWindow: 60_000 } };

@@ -5,10 +5,10 @@
 // with the keyboard alone.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import type { TestApp } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/chromium.ts';
-import { newSession, payWithCard, sessionOf, startPagesApp } from '../helpers/pages.ts';
+import { newSession, openPage, payWithCard, sessionOf, startPagesApp } from '../helpers/pages.ts';
 import { CARDS, eventually, payOk } from '../helpers/payments.ts';
 
 describe('paying on the hosted pages (Chromium)', () => {
@@ -22,17 +22,7 @@ describe('paying on the hosted pages (Chromium)', () => {
     await t.close();
   });
 
-  /** A page in a fresh browser context (another person's browser), failing the test on a script error. */
-  async function open(url: string, options: { width?: number } = {}): Promise<Page> {
-    const context = await browser.newContext({
-      locale: 'en-US',
-      viewport: { width: options.width ?? 1024, height: 900 },
-    });
-    const page = await context.newPage();
-    page.on('pageerror', (e) => assert.fail(`script error on ${url}: ${e.message}`));
-    await page.goto(url);
-    return page;
-  }
+  const open = (url: string, options: { width?: number } = {}) => openPage(browser, url, options);
 
   /** The organizer's page with an equal split of Ann (organizer), Bob and Cy saved through the page. */
   async function equalOfThree(extra: Record<string, unknown> = {}) {

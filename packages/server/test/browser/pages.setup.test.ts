@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { TestApp } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/chromium.ts';
-import { newSession, sessionOf, startPagesApp } from '../helpers/pages.ts';
+import { newSession, openPage, sessionOf, startPagesApp } from '../helpers/pages.ts';
 
 describe('group set-up on the organizer’s page (Chromium)', () => {
   let t: TestApp;
@@ -22,13 +22,8 @@ describe('group set-up on the organizer’s page (Chromium)', () => {
   /** A new session's organizer page, open in a fresh context; organizer "Ann" with two empty rows. */
   async function organizerPage(): Promise<{ page: Page; sessionId: string }> {
     const { created, url } = await newSession(t, { customer: { name: 'Ann', email: 'ann@example.com' } });
-    const context = await browser.newContext({ locale: 'en-US' });
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(url);
+    const page = await openPage(browser, url);
     await page.waitForFunction(() => document.getElementById('live') !== null);
-    after(() => assert.deepEqual(errors, [], 'no script error on the page'));
     return { page, sessionId: created.session_id };
   }
 

@@ -1,7 +1,7 @@
 // What the hosted-page suites share: a real server whose public URLs name its own loopback port (so the
 // links it hands out work in a browser), a group set up over the pay-page API, and page helpers.
 import assert from 'node:assert/strict';
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { RELAXED_LIMITS, type StartOptions, startTestApp, type TestApp } from './app.ts';
 import { freePort } from './chromium.ts';
 import { sqliteCase } from './databases.ts';
@@ -39,4 +39,20 @@ export async function sessionOf(t: TestApp, sessionId: string) {
   const res = await t.request('GET', `/v1/sessions/${sessionId}`, { key: t.merchant.secretKey });
   assert.equal(res.status, 200, res.text);
   return res.body;
+}
+
+/** `url` in a fresh browser context (another person's browser); a script error on the page fails the test. */
+export async function openPage(
+  browser: Browser,
+  url: string,
+  options: { width?: number } = {},
+): Promise<Page> {
+  const context = await browser.newContext({
+    locale: 'en-US',
+    viewport: { width: options.width ?? 1024, height: 900 },
+  });
+  const page = await context.newPage();
+  page.on('pageerror', (e) => assert.fail(`script error on ${url}: ${e.message}`));
+  await page.goto(url);
+  return page;
 }

@@ -1,7 +1,7 @@
 // What every hosted page's script does: read the data the server rendered from, call the pay-page API,
 // tell the embedding window what happened (only the recorded parent origin), patch sections of the page
 // as things change without losing what the person is typing, and the card form.
-import { pickLocale } from '../format.ts';
+import { pickLocale, timeLeft } from '../format.ts';
 import type { Html } from '../html.ts';
 import type { PageContext, PageShare } from '../views/types.ts';
 
@@ -95,11 +95,25 @@ const FINAL_EVENT: Record<string, ParentEvent> = {
   expired: 'group.expired',
 };
 
-/** The event a final status is reported with, if it is final. */
-export const finalEvent = (status: string): ParentEvent | undefined => FINAL_EVENT[status];
+/**
+ * Tells the embedding page that the session became final (funded, cancelled or expired) when `before` was
+ * another status; answers whether it did.
+ */
+export function reportFinal(
+  ctx: PageContext,
+  before: string,
+  status: string,
+  sessionId: string,
+  orderRef: string | null,
+): boolean {
+  const event = FINAL_EVENT[status];
+  if (before === status || !event) return false;
+  notifyParent(ctx, event, sessionId, orderRef);
+  return true;
+}
 
 /** In a modal, Escape asks the embedding page to close it. */
-export function closeOnEscape(ctx: PageContext, sessionId: string, orderRef: string | null) {
+function closeOnEscape(ctx: PageContext, sessionId: string, orderRef: string | null) {
   if (!ctx.embed) return;
   document.addEventListener('keydown', (event) => {
     if (event.key === 'Escape') notifyParent(ctx, 'close', sessionId, orderRef);
@@ -177,12 +191,12 @@ function enableScriptButtons() {
 }
 
 /** Records what the server rendered, so the first patch replaces only what changed. */
-export function rememberRendered() {
+function rememberRendered() {
   for (const el of document.querySelectorAll('main > [id]')) rendered.set(el.id, el.outerHTML);
 }
 
 /** Keeps every "time left" current. */
-export function tickTimeLeft(format: (expiresAt: string) => string) {
+function tickTimeLeft(format: (expiresAt: string) => string) {
   setInterval(() => {
     for (const el of document.querySelectorAll<HTMLElement>('[data-expires]')) {
       el.textContent = format(el.dataset.expires as string);
@@ -191,7 +205,7 @@ export function tickTimeLeft(format: (expiresAt: string) => string) {
 }
 
 /** Calls `poll` every `ms` (longer when the service said to wait) until it answers false. */
-export function every(ms: number, poll: () => Promise<boolean>) {
+function every(ms: number, poll: () => Promise<boolean>) {
   const run = async () => {
     if (await poll().catch(() => true)) setTimeout(run, Math.max(ms, backoffUntil - Date.now()));
   };
@@ -373,4 +387,22 @@ export function bindPayForm(
       showError(message);
     }
   });
+}
+
+/**
+ * What every page does once its script takes over: Escape closes a modal, the server's markup is kept as
+ * rendered and brought to the browser's locale, the time left ticks, and the session is polled every 3
+ * seconds while it is open (until `refresh` answers false).
+ */
+export function startPage(
+  ctx: PageContext,
+  session: { id: string; orderRef: string | null; open: boolean },
+  render: () => void,
+  refresh: () => Promise<boolean>,
+) {
+  closeOnEscape(ctx, session.id, session.orderRef);
+  rememberRendered();
+  render();
+  tickTimeLeft((expiresAt) => timeLeft(expiresAt, Date.now()));
+  if (session.open) every(3000, refresh);
 }

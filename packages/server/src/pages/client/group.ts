@@ -1,19 +1,8 @@
 // The group's page (the group access token): the group's progress live, and joining an equal split, which
 // leads the new member to their own share page.
-import { timeLeft } from '../format.ts';
 import { groupView } from '../views/pages.ts';
 import type { PageContext, PageSession } from '../views/types.ts';
-import {
-  api,
-  closeOnEscape,
-  every,
-  finalEvent,
-  notifyParent,
-  pageData,
-  patch,
-  rememberRendered,
-  tickTimeLeft,
-} from './common.ts';
+import { api, pageData, patch, reportFinal, startPage } from './common.ts';
 
 const { page: initial, ctx } = pageData<{ page: PageSession; ctx: PageContext }>();
 let page = initial;
@@ -71,13 +60,13 @@ async function refresh(): Promise<boolean> {
   const before = page.status;
   page = answer.body;
   render();
-  const event = finalEvent(page.status);
-  if (before !== page.status && event) notifyParent(ctx, event, page.session_id, page.order_ref);
+  reportFinal(ctx, before, page.status, page.session_id, page.order_ref);
   return page.status === 'pending';
 }
 
-closeOnEscape(ctx, page.session_id, page.order_ref);
-rememberRendered();
-render();
-tickTimeLeft((expiresAt) => timeLeft(expiresAt, Date.now()));
-if (page.status === 'pending') every(3000, refresh);
+startPage(
+  ctx,
+  { id: page.session_id, orderRef: page.order_ref, open: page.status === 'pending' },
+  render,
+  refresh,
+);

@@ -1,7 +1,6 @@
 // The organizer's page: sets the group up (mode, people, each mode's inputs, checked field by field), shows
 // the share links and the group's progress live, pays the organizer's own share, covers the rest, sends
 // reminders and cancels. In a modal it tells the embedding page what happened (docs/api.md#hosted-pages-and-embedding).
-import { timeLeft } from '../format.ts';
 import { organizerView } from '../views/pages.ts';
 import {
   checkDraft,
@@ -18,14 +17,11 @@ import {
   api,
   bindCopyButtons,
   bindPayForm,
-  closeOnEscape,
-  every,
-  finalEvent,
   notifyParent,
   pageData,
   patch,
-  rememberRendered,
-  tickTimeLeft,
+  reportFinal,
+  startPage,
 } from './common.ts';
 
 const { page: initial, ctx } = pageData<{ page: PageSession; ctx: PageContext }>();
@@ -72,14 +68,15 @@ function afterChange(next: PageSession, notice: string) {
   ui.confirming = null;
   render(['setup', 'links', 'my-share', 'actions', 'progress']);
   announce(notice);
-  if (before !== page.status) reportStatus();
+  reportStatus(before);
 }
 
-/** Tells the embedding page of a final status; outside it, a group seen being funded goes to success_url. */
-function reportStatus(seenChanging = true) {
-  const event = finalEvent(page.status);
-  if (!event) return;
-  notifyParent(ctx, event, page.session_id, page.order_ref);
+/**
+ * Tells the embedding page when the group became final since `before`; outside a modal, a group seen
+ * being funded (not one opened funded) goes to success_url.
+ */
+function reportStatus(before: string, seenChanging = true) {
+  if (!reportFinal(ctx, before, page.status, page.session_id, page.order_ref)) return;
   if (seenChanging && page.status === 'funded' && page.success_url && !ctx.embed) {
     setTimeout(() => location.assign(page.success_url as string), 1500);
   }
@@ -112,7 +109,7 @@ async function refresh(): Promise<boolean> {
     draft = mergeTyped(draft, draftOf(page));
   }
   render(before.status !== page.status ? ['setup', 'my-share', 'actions', 'links'] : []);
-  if (before.status !== page.status) reportStatus();
+  reportStatus(before.status);
   return page.status === 'pending';
 }
 
@@ -175,15 +172,11 @@ app.addEventListener('click', async (event) => {
       );
       if (page.cancel_url && !ctx.embed) setTimeout(() => location.assign(page.cancel_url as string), 1500);
     } else {
-      ui.confirming = null;
-      ui.notice = answer.body.error ?? 'The group could not be cancelled.';
-      render(['actions']);
-      refocus('cancel');
-      announce(ui.notice);
+      actionFailed('cancel', answer.body.error ?? 'The group could not be cancelled.');
       if (answer.status >= 500 || answer.status === 0) {
         notifyParent(ctx, 'error', page.session_id, page.order_ref, {
           code: answer.body.code ?? 'cancel_failed',
-          message: ui.notice,
+          message: ui.notice as string,
         });
       }
     }
@@ -195,11 +188,7 @@ app.addEventListener('click', async (event) => {
       afterChange(answer.body, 'You now pay the rest. Pay your share below.');
       (document.getElementById('card-number') ?? document.getElementById('mine-h'))?.focus();
     } else {
-      ui.confirming = null;
-      ui.notice = answer.body.error ?? 'That did not work.';
-      render(['actions']);
-      refocus('cover');
-      announce(ui.notice);
+      actionFailed('cover', answer.body.error ?? 'That did not work.');
     }
   } else if (action === 'remind') {
     button.disabled = true;
@@ -220,6 +209,15 @@ app.addEventListener('click', async (event) => {
     announce(ui.notice);
   }
 });
+
+/** An action the service refused: the confirmation closes, the reason is said, focus goes back to its button. */
+function actionFailed(action: string, notice: string) {
+  ui.confirming = null;
+  ui.notice = notice;
+  render(['actions']);
+  refocus(action);
+  announce(notice);
+}
 
 /** Focus back on an action's button after its section was rendered again. */
 const refocus = (action: string) =>
@@ -275,11 +273,12 @@ bindPayForm(
     if (reread.status === 200) afterChange(reread.body, 'The amounts changed: check what you pay now.');
   },
 );
-closeOnEscape(ctx, page.session_id, page.order_ref);
-rememberRendered();
-render();
-tickTimeLeft((expiresAt) => timeLeft(expiresAt, Date.now()));
 notifyParent(ctx, 'group.created', page.session_id, page.order_ref);
+startPage(
+  ctx,
+  { id: page.session_id, orderRef: page.order_ref, open: page.status === 'pending' },
+  render,
+  refresh,
+);
 // Opened on a closed group: the embedding page is told, but nobody is sent anywhere.
-if (page.status !== 'pending') reportStatus(false);
-else every(3000, refresh);
+reportStatus('pending', false);

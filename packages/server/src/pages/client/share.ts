@@ -1,21 +1,8 @@
 // A member's page: what they pay (share and fee) before they pay, the card form, the outcome in words (a
 // decline says why and leaves the form for another card), then the group's progress, live.
-import { timeLeft } from '../format.ts';
 import { problemView, shareView } from '../views/pages.ts';
 import type { PageContext, PageShare } from '../views/types.ts';
-import {
-  announce,
-  api,
-  bindPayForm,
-  closeOnEscape,
-  every,
-  finalEvent,
-  notifyParent,
-  pageData,
-  patch,
-  rememberRendered,
-  tickTimeLeft,
-} from './common.ts';
+import { announce, api, bindPayForm, pageData, patch, reportFinal, startPage } from './common.ts';
 
 const { share: initial, ctx } = pageData<{ share: PageShare; ctx: PageContext }>();
 let share = initial;
@@ -28,8 +15,7 @@ function update(next: PageShare, force: string[] = []) {
   // The pay answer has no group progress; keep the last one until the next read.
   share = { ...next, group: next.group ?? share.group };
   render(force);
-  const event = finalEvent(share.session_status);
-  if (before !== share.session_status && event) notifyParent(ctx, event, share.session_id, share.order_ref);
+  reportFinal(ctx, before, share.session_status, share.session_id, share.order_ref);
 }
 
 async function refresh(): Promise<boolean> {
@@ -67,8 +53,9 @@ bindPayForm(
     await refresh();
   },
 );
-closeOnEscape(ctx, share.session_id, share.order_ref);
-rememberRendered();
-render();
-tickTimeLeft((expiresAt) => timeLeft(expiresAt, Date.now()));
-if (share.session_status === 'pending') every(3000, refresh);
+startPage(
+  ctx,
+  { id: share.session_id, orderRef: share.order_ref, open: share.session_status === 'pending' },
+  render,
+  refresh,
+);

@@ -59,7 +59,6 @@ function cardFormView(
   amountDue: number,
   m: Money,
   processor: PageContext['processor'],
-  error = '',
 ): Html {
   const fields =
     processor === 'stripe'
@@ -77,7 +76,7 @@ function cardFormView(
   // put what was typed in the URL (docs/decisions.md#hosted-pages-and-sdk).
   return html`<form class="pay-form" id="pay-form" data-share="${shareId}" data-due="${amountDue}" novalidate>
     ${fields}
-    <div id="pay-error" class="error" role="alert">${error}</div>
+    <div id="pay-error" class="error" role="alert"></div>
     <button type="submit" class="primary wide" id="pay-button" disabled data-needs-script>Pay ${money(amountDue, m)}</button>
   </form>`;
 }
@@ -180,7 +179,7 @@ export function organizerView(
 }
 
 /** The group's page (group token): the cart and progress, and a form to join an equal split. */
-export function groupView(page: PageSession, ctx: PageContext, now: number, error = ''): Html {
+export function groupView(page: PageSession, ctx: PageContext, now: number): Html {
   const m = moneyOf(page, ctx);
   const open = page.status === 'pending';
   const joinable = open && page.group.mode === 'equal' && page.group.size < page.group.max_size;
@@ -196,7 +195,7 @@ export function groupView(page: PageSession, ctx: PageContext, now: number, erro
   <form id="join-form" novalidate>
     <div class="field"><label for="join-name">Your name</label><input id="join-name" autocomplete="name" maxlength="200" required aria-describedby="join-error"></div>
     <div class="field"><label for="join-email">Email <span class="muted">(optional)</span></label><input id="join-email" type="email" autocomplete="email" maxlength="254"></div>
-    <div id="join-error" class="error" role="alert">${error}</div>
+    <div id="join-error" class="error" role="alert"></div>
     <button type="submit" class="primary" id="join-button" disabled data-needs-script>Join and pay my share</button>
   </form>
 </section>`
@@ -209,7 +208,7 @@ export function groupView(page: PageSession, ctx: PageContext, now: number, erro
 }
 
 /** A member's page: what they pay, the card form, the outcome, then the group's progress. */
-export function shareView(share: PageShare, ctx: PageContext, now: number, outcome: Html | '' = ''): Html {
+export function shareView(share: PageShare, ctx: PageContext, now: number): Html {
   const m = moneyOf(share, ctx);
   const open = share.session_status === 'pending';
   const paid = share.status !== 'pending';
@@ -235,8 +234,7 @@ export function shareView(share: PageShare, ctx: PageContext, now: number, outco
       ? html`<section class="card" aria-labelledby="pay-h" id="pay">
   <h2 id="pay-h">Pay your share</h2>
   ${dueView(share.amount_cents, share.consumer_fee_cents, share.amount_due_cents, m)}
-  ${outcome}
-  ${share.failure && !outcome ? html`<p class="error" role="alert">Your last payment did not go through: ${share.failure} Please try another card.</p>` : ''}
+  ${share.failure ? html`<p class="error" role="alert">Your last payment did not go through: ${share.failure} Please try another card.</p>` : ''}
   ${cardFormView(share.share_id, share.amount_due_cents, m, ctx.processor)}
 </section>`
       : ''
