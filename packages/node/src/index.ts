@@ -38,4 +38,4 @@ export type {
   WithRequestId,
 } from './types.ts';
 export type { VerifyOptions, WebhookHeaders } from './webhooks.ts';
-export { generateTestHeaders, verifyWebhook, WebhookVerificationError } from './webhooks.ts';
+export { generateTestHeaders, signWebhook, verifyWebhook, WebhookVerificationError } from './webhooks.ts';

@@ -46,6 +46,22 @@ function sign(id: string, timestamp: number, body: string, secret: string): stri
 }
 
 /**
+ * The webhook-signature header of a webhook with `body`, `id` and `timestamp` (seconds): one `v1,…`
+ * signature per secret, space-separated (two while a secret is rotated). The one signer: Group Checkout
+ * sends its webhooks signed with it.
+ */
+export function signWebhook(
+  id: string,
+  timestamp: number,
+  body: string,
+  secrets: string | readonly string[],
+): string {
+  return (typeof secrets === 'string' ? [secrets] : secrets)
+    .map((secret) => sign(id, timestamp, body, secret))
+    .join(' ');
+}
+
+/**
  * Checks that `body` (the raw request body, exactly as received: parse it after) was sent by Group
  * Checkout with `secret`, and recently; answers the parsed event. Throws WebhookVerificationError
  * saying what is wrong: a header missing, a timestamp too old or too new, or no signature matching.
@@ -123,7 +139,7 @@ export function generateTestHeaders(
     headers: {
       'webhook-id': id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': sign(id, timestamp, body, secret),
+      'webhook-signature': signWebhook(id, timestamp, body, secret),
     },
   };
 }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { generateTestHeaders, verifyWebhook, WebhookVerificationError } from '../src/index.ts';
+import { generateTestHeaders, signWebhook, verifyWebhook, WebhookVerificationError } from '../src/index.ts';
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const event = { id: 'evt_1', type: 'group.funded', data: { session_id: 'gs_1', order_ref: 'ORD-1001' } };
@@ -48,6 +48,27 @@ test('during a rotation two signatures come space-separated: either secret verif
   assert.deepEqual(verifyWebhook(body, rotated, oldKey), event);
   assert.deepEqual(verifyWebhook(body, rotated, newKey), event);
   assert.deepEqual(new Webhook(newKey).verify(body, rotated), event);
+});
+
+test('signWebhook signs with every secret given, space-separated: the Standard Webhooks package verifies each', () => {
+  const [oldKey, newKey] = [secret(), secret()];
+  const body = JSON.stringify(event);
+  const timestamp = Math.floor(Date.now() / 1000);
+  const signature = signWebhook('evt_3', timestamp, body, [oldKey, newKey]);
+  assert.equal(signature.split(' ').length, 2);
+  const headers = {
+    'webhook-id': 'evt_3',
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signature,
+  };
+  assert.deepEqual(new Webhook(oldKey).verify(body, headers), event);
+  assert.deepEqual(new Webhook(newKey).verify(body, headers), event);
+  assert.throws(() => new Webhook(secret()).verify(body, headers), 'a third secret verifies nothing');
+  assert.equal(
+    signWebhook('evt_3', timestamp, body, oldKey),
+    signature.split(' ')[0],
+    'one secret, one signature',
+  );
 });
 
 test('each refusal says what is wrong', () => {

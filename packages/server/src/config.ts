@@ -1,5 +1,6 @@
 // The environment, parsed once at start-up (README.md#configuration). A bad value throws ConfigError with one
 // line naming the variable; main.ts and the CLI print that line and exit.
+import { readFileSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 
 export class ConfigError extends Error {}
@@ -22,6 +23,8 @@ export const DEFAULT_RATE_LIMITS = {
   TEST_HELPERS: 60,
   PAY_READ: 600,
   PAY_WRITE: 30,
+  // Stripe's webhooks come from Stripe's few addresses, in bursts when it catches up after an outage.
+  STRIPE_WEBHOOKS: 1200,
   // Failed authentications (docs/api.md#authentication).
   AUTH_FAILURES_IP: 120,
   AUTH_FAILURES_KEY: 40,
@@ -56,6 +59,14 @@ export interface Config {
   stripeSecretKey: string | undefined;
   /** Stripe's publishable key, for the Payment Element on the hosted pages (STRIPE_PUBLISHABLE_KEY). */
   stripePublishableKey: string | undefined;
+  /** STRIPE_WEBHOOK_SECRET (whsec_…): verifies Stripe's webhooks at {base_url}/stripe/webhook. */
+  stripeWebhookSecret: string | undefined;
+  /** STRIPE_API_URL: where Stripe's API is (stripe-mock, an egress proxy, a test double); Stripe's own when unset. */
+  stripeApiUrl: { host: string; port: number; protocol: 'http' | 'https' } | undefined;
+  /** PAYMENT_AUTH_TIMEOUT_MS: a payment left waiting on the payer's authentication this long is abandoned. */
+  paymentAuthTimeoutMs: number;
+  /** The Apple Pay domain association file's bytes (APPLE_PAY_DOMAIN_ASSOCIATION names the file). */
+  applePayDomainAssociation: Buffer | undefined;
   rateLimits: Record<RateLimitName, number>;
   logLevel: string;
   /** Expiry sweeper period, milliseconds. */
@@ -102,6 +113,14 @@ export interface Config {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** Host names a production deployment may still serve over http://: the machine itself. */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return (
+    host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
+  );
+}
 
 /** Longer than the longest Stripe call (three tries of 30 s and their back-offs), with a margin. */
 const MIN_STRIPE_RECOVERY_AFTER_MS = 120_000;
@@ -254,6 +273,40 @@ export function loadConfig(env: Env = process.env): Config {
   if (stripePublishableKey && !/^pk_(test|live)_/.test(stripePublishableKey)) {
     throw new ConfigError('STRIPE_PUBLISHABLE_KEY must be a Stripe publishable key (pk_test_… or pk_live_…)');
   }
+  const stripeWebhookSecret = env.STRIPE_WEBHOOK_SECRET || undefined;
+  if (stripeWebhookSecret && !/^whsec_[A-Za-z0-9+/=_-]{8,}$/.test(stripeWebhookSecret)) {
+    throw new ConfigError(
+      "STRIPE_WEBHOOK_SECRET must be the signing secret of Stripe's webhook endpoint (whsec_…), from the Stripe dashboard",
+    );
+  }
+  let stripeApiUrl: Config['stripeApiUrl'];
+  if (env.STRIPE_API_URL) {
+    const parsed = new URL(url(env, 'STRIPE_API_URL', '', ['http:', 'https:']));
+    if (parsed.pathname !== '/' || parsed.search || parsed.username)
+      throw new ConfigError(
+        `STRIPE_API_URL must be scheme://host[:port] only, such as http://localhost:12111, got "${printable(env.STRIPE_API_URL)}"`,
+      );
+    const protocol = parsed.protocol === 'https:' ? 'https' : 'http';
+    stripeApiUrl = {
+      host: parsed.hostname.replace(/^\[|\]$/g, ''),
+      port: parsed.port ? Number(parsed.port) : protocol === 'https' ? 443 : 80,
+      protocol,
+    };
+  }
+  let applePayDomainAssociation: Buffer | undefined;
+  if (env.APPLE_PAY_DOMAIN_ASSOCIATION) {
+    try {
+      applePayDomainAssociation = readFileSync(env.APPLE_PAY_DOMAIN_ASSOCIATION);
+    } catch (error) {
+      throw new ConfigError(
+        `APPLE_PAY_DOMAIN_ASSOCIATION must name a readable file (the one Stripe's dashboard gives for Apple Pay), got "${env.APPLE_PAY_DOMAIN_ASSOCIATION}": ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      );
+    }
+    if (applePayDomainAssociation.length === 0)
+      throw new ConfigError(
+        `APPLE_PAY_DOMAIN_ASSOCIATION names an empty file: "${env.APPLE_PAY_DOMAIN_ASSOCIATION}"`,
+      );
+  }
   const rateLimits = { ...DEFAULT_RATE_LIMITS } as Record<RateLimitName, number>;
   for (const name of Object.keys(DEFAULT_RATE_LIMITS) as RateLimitName[]) {
     rateLimits[name] = integer(env, `RATE_LIMIT_${name}`, DEFAULT_RATE_LIMITS[name], 1, 1_000_000);
@@ -285,6 +338,28 @@ export function loadConfig(env: Env = process.env): Config {
   }
   if (secretsKeyPrevious && secretsKeyCurrent?.equals(secretsKeyPrevious)) {
     throw new ConfigError('SECRETS_KEY_PREVIOUS is the same key as SECRETS_KEY');
+  }
+  if (serviceEnv === 'production') {
+    // Fail closed (docs/operations.md#going-to-production): real money only through Stripe, its own
+    // events heard, and the public addresses on https.
+    if (!stripeSecretKey)
+      throw new ConfigError(
+        'STRIPE_SECRET_KEY is required when SERVICE_ENV=production: the sandbox processor never takes real payments',
+      );
+    if (!stripeWebhookSecret)
+      throw new ConfigError(
+        "STRIPE_WEBHOOK_SECRET is required when SERVICE_ENV=production: Stripe's webhooks settle authentications, failed refunds and disputes",
+      );
+    for (const [name, value] of [
+      ['PUBLIC_BASE_URL', publicBaseUrl],
+      ['PUBLIC_PAY_URL', publicPayUrl],
+    ] as const) {
+      const parsed = new URL(value);
+      if (parsed.protocol !== 'https:' && !isLoopbackHost(parsed.hostname))
+        throw new ConfigError(
+          `${name} must be https:// when SERVICE_ENV=production (http:// only on loopback), got "${printable(value)}"`,
+        );
+    }
   }
   const ipBlocklistText = env.IP_BLOCKLIST ?? '';
   const pathOf = (u: string) => new URL(u).pathname.replace(/\/+$/, '');
@@ -327,6 +402,10 @@ export function loadConfig(env: Env = process.env): Config {
     ipBlocklistText,
     stripeSecretKey,
     stripePublishableKey,
+    stripeWebhookSecret,
+    stripeApiUrl,
+    paymentAuthTimeoutMs: integer(env, 'PAYMENT_AUTH_TIMEOUT_MS', 900_000, 1000, 24 * 60 * 60 * 1000),
+    applePayDomainAssociation,
     rateLimits,
     logLevel,
     sweepIntervalMs: integer(env, 'SWEEP_INTERVAL_MS', 2000, 100, 60_000),

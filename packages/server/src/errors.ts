@@ -8,6 +8,7 @@ export const ERROR_MESSAGES = {
   invalid_request: 'The request is not valid.',
   invalid_json: 'The request body is not valid JSON.',
   invalid_cart: 'The cart is not valid.',
+  currency_not_supported: 'Cards cannot be charged in this currency here.',
   invalid_signature: 'The cart signature does not match the cart.',
   invalid_group: 'The group is not valid.',
   invalid_idempotency_key: 'Idempotency-Key must be 1 to 255 visible ASCII characters.',
@@ -36,6 +37,12 @@ export const ERROR_MESSAGES = {
   share_not_found: 'No such share.',
   webhook_not_found: 'No such webhook endpoint.',
   event_not_found: 'No such event.',
+  dispute_not_found: 'No such dispute.',
+  authentication_not_found:
+    'No payment is waiting on an authentication with this client_secret (it was completed, failed or abandoned).',
+  invalid_webhook_signature:
+    "The webhook's Stripe-Signature does not verify with STRIPE_WEBHOOK_SECRET, or its timestamp is more than 300 seconds old.",
+  dispute_not_open: 'The dispute is already closed.',
   session_not_pending:
     'The session is not pending (it is funded, cancelled or expired), so it can no longer be changed or paid.',
   share_not_pending: 'The share is already paid.',

@@ -73,6 +73,11 @@ export const ids = {
   sandboxCharge: () => newId('ch_'),
   sandboxRefund: () => newId('re_'),
   sandboxTransfer: () => newId('tr_'),
+  sandboxDispute: () => newId('dp_'),
+  /** The secret a payer's page hands the sandbox to authenticate a payment, as Stripe's client_secret. */
+  sandboxClientSecret: (paymentId: string) => newToken(`${paymentId}_secret_`),
+  /** The sandbox's own processor events (a dispute opening, a refund failing). */
+  sandboxEvent: () => newId('sbxevt_'),
 };
 
 /** SHA-256 hex digest, used to store secret keys and to compare bodies. */

@@ -7,6 +7,7 @@ import { openRuntime } from './runtime.ts';
 
 export async function serve(config: Config): Promise<void> {
   const deps = await openRuntime(config);
+  warnAboutConfig(deps);
   await ensureDemoMerchant(deps);
   const app = await buildApp(deps);
   const workers = await startWorkers(deps);
@@ -31,6 +32,19 @@ export async function serve(config: Config): Promise<void> {
   );
   // scripts/start.mjs (npm start) waits for this before it starts the demo shop beside us.
   process.send?.({ type: 'listening' });
+}
+
+/** What start-up lets through but an operator should hear of (docs/operations.md#going-to-production). */
+function warnAboutConfig({ config, logger }: Awaited<ReturnType<typeof openRuntime>>): void {
+  if (config.serviceEnv === 'production' && !config.smtpUrl)
+    logger.warn(
+      { outbox: config.outboxDir },
+      'SMTP_URL is not set: reminders and sign-in links are written to the outbox folder, not mailed',
+    );
+  if (config.stripeSecretKey && !config.stripeWebhookSecret)
+    logger.warn(
+      "STRIPE_WEBHOOK_SECRET is not set: Stripe's webhooks are refused, so authentications abandoned on the page, failed refunds and disputes are learnt late or not at all",
+    );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -2,7 +2,7 @@
 // to stdout (one JSON object with --json), an error is one line on stderr and a non-zero exit.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.ts';
+import { PRODUCTION_STRIPE, startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.ts';
 import { assertOneLineError, cli, parseOnlyJson, type Run } from './helpers/cli.ts';
 import { DIALECTS, sqliteCase, type TestDatabase } from './helpers/databases.ts';
 import { assertError } from './helpers/errors.ts';
@@ -135,6 +135,7 @@ for (const dialect of DIALECTS) {
           await cli(['merchant', 'create', '--name', 'Live Shop', '--json'], {
             DATABASE_URL: live.url,
             SERVICE_ENV: 'production',
+            ...PRODUCTION_STRIPE,
             SECRETS_KEY: TEST_SECRETS_KEY,
           }),
         );
@@ -280,6 +281,39 @@ describe('group-checkout CLI errors', () => {
       const run = await cli(['migrate'], { DATABASE_URL: database.url });
       assert.equal(run.code, 0, run.stderr);
       assert.match(run.stdout, /^applied: /);
+    } finally {
+      await database.drop();
+    }
+  });
+});
+
+describe('production fails closed at start (docs/operations.md#going-to-production)', () => {
+  test('serve without Stripe keys, or on http:// public URLs, refuses with one line and exit 2', async () => {
+    // Refused before the database is opened: one run covers both dialects.
+    const database = await sqliteCase.create();
+    try {
+      const base = {
+        DATABASE_URL: database.url,
+        SERVICE_ENV: 'production',
+        SECRETS_KEY: TEST_SECRETS_KEY,
+        PORT: '0',
+      };
+      const cases: [Record<string, string>, RegExp][] = [
+        [base, /STRIPE_SECRET_KEY is required when SERVICE_ENV=production/],
+        [
+          { ...base, STRIPE_SECRET_KEY: PRODUCTION_STRIPE.STRIPE_SECRET_KEY },
+          /STRIPE_WEBHOOK_SECRET is required/,
+        ],
+        [
+          { ...base, ...PRODUCTION_STRIPE, PUBLIC_PAY_URL: 'http://pay.example.com' },
+          /PUBLIC_PAY_URL must be https:\/\/ when SERVICE_ENV=production/,
+        ],
+      ];
+      const runs = await Promise.all(cases.map(([env]) => cli(['serve'], env)));
+      runs.forEach((run, i) => {
+        assertOneLineError(run, (cases[i] as [unknown, RegExp])[1]);
+        assert.equal(run.code, 2);
+      });
     } finally {
       await database.drop();
     }

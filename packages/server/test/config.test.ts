@@ -7,6 +7,15 @@ import { ConfigError, DEFAULT_RATE_LIMITS, loadConfig } from '../src/config.ts';
 // 32 random bytes, as `openssl rand -hex 32` and `openssl rand -base64 32` write them.
 const GOOD_KEY = Buffer.from('c4f1a9e27b3d5086f2ae4c19d07b6e35a8912fcd4e60b7d3195a2cf0e8b4d671', 'hex');
 const GOOD_KEY_HEX = GOOD_KEY.toString('hex');
+/** What production needs besides: Stripe, and its webhooks' secret (docs/operations.md#going-to-production). */
+const PRODUCTION = {
+  SERVICE_ENV: 'production',
+  SECRETS_KEY: GOOD_KEY_HEX,
+  STRIPE_SECRET_KEY: 'sk_live_123',
+  STRIPE_WEBHOOK_SECRET: 'whsec_0123456789abcdef',
+  PUBLIC_BASE_URL: 'https://api.example.com/v1',
+  PUBLIC_PAY_URL: 'https://pay.example.com',
+};
 
 describe('loadConfig', () => {
   test('defaults are README.md#configuration’s', () => {
@@ -56,6 +65,7 @@ describe('loadConfig', () => {
       RATE_LIMIT_SESSIONS_CREATE: '600',
       SMTP_URL: 'smtp://mail.internal:587',
       STRIPE_SECRET_KEY: 'sk_test_123',
+      STRIPE_WEBHOOK_SECRET: 'whsec_0123456789abcdef',
       LOG_LEVEL: 'warn',
       SECRETS_KEY: GOOD_KEY_HEX,
     });
@@ -164,10 +174,7 @@ describe('loadConfig', () => {
       refused({ SERVICE_ENV: 'production' }, /^SECRETS_KEY is required when SERVICE_ENV=production/);
       refused({ SERVICE_ENV: 'production', SECRETS_KEY: '' }, /^SECRETS_KEY is required/);
       assert.equal(loadConfig({}).secretsKey, undefined);
-      assert.equal(
-        loadConfig({ SERVICE_ENV: 'production', SECRETS_KEY: GOOD_KEY_HEX }).serviceEnv,
-        'production',
-      );
+      assert.equal(loadConfig({ ...PRODUCTION, SECRETS_KEY: GOOD_KEY_HEX }).serviceEnv, 'production');
     });
 
     test('is taken as 64 hex characters or base64 of 32 bytes, padded, unpadded or URL-safe', () => {
@@ -178,7 +185,7 @@ describe('loadConfig', () => {
         GOOD_KEY.toString('base64').replace(/=$/, ''),
         GOOD_KEY.toString('base64url'),
       ]) {
-        const config = loadConfig({ SECRETS_KEY: written, SERVICE_ENV: 'production' });
+        const config = loadConfig({ ...PRODUCTION, SECRETS_KEY: written });
         assert.ok(config.secretsKey?.equals(GOOD_KEY), written);
       }
       const previous = Buffer.from(GOOD_KEY).reverse();
@@ -231,5 +238,88 @@ describe('loadConfig', () => {
         /^SECRETS_KEY_PREVIOUS is the same key as SECRETS_KEY/,
       );
     });
+  });
+});
+
+describe('production fails closed (docs/operations.md#going-to-production)', () => {
+  const refused = (env: Record<string, string>, message: RegExp) =>
+    assert.throws(
+      () => loadConfig(env),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError, String(error));
+        assert.match(error.message, message);
+        assert.ok(!error.message.includes('\n'), 'one line');
+        return true;
+      },
+    );
+  const without = (name: keyof typeof PRODUCTION) => {
+    const { [name]: _left, ...rest } = PRODUCTION;
+    return rest;
+  };
+
+  test('all of it set: it starts', () => {
+    const config = loadConfig(PRODUCTION);
+    assert.equal(config.serviceEnv, 'production');
+    assert.equal(config.stripeWebhookSecret, PRODUCTION.STRIPE_WEBHOOK_SECRET);
+  });
+
+  test('without STRIPE_SECRET_KEY or STRIPE_WEBHOOK_SECRET it refuses, naming the variable', () => {
+    refused(without('STRIPE_SECRET_KEY'), /^STRIPE_SECRET_KEY is required when SERVICE_ENV=production/);
+    refused({ ...PRODUCTION, STRIPE_SECRET_KEY: '' }, /^STRIPE_SECRET_KEY is required/);
+    refused(
+      without('STRIPE_WEBHOOK_SECRET'),
+      /^STRIPE_WEBHOOK_SECRET is required when SERVICE_ENV=production/,
+    );
+    // The sandbox needs neither: it has its own processor.
+    assert.equal(loadConfig({}).stripeWebhookSecret, undefined);
+  });
+
+  test('http:// public URLs are refused off loopback, and allowed on it', () => {
+    refused(
+      { ...PRODUCTION, PUBLIC_PAY_URL: 'http://pay.example.com' },
+      /^PUBLIC_PAY_URL must be https:\/\//,
+    );
+    refused(
+      { ...PRODUCTION, PUBLIC_BASE_URL: 'http://api.example.com/v1' },
+      /^PUBLIC_BASE_URL must be https:\/\//,
+    );
+    refused({ ...PRODUCTION, PUBLIC_PAY_URL: 'http://10.0.0.5:4000' }, /^PUBLIC_PAY_URL must be https/);
+    for (const local of ['http://localhost:4000', 'http://127.0.0.1:4000', 'http://[::1]:4000']) {
+      assert.equal(loadConfig({ ...PRODUCTION, PUBLIC_PAY_URL: local }).publicPayUrl, local);
+    }
+    // The sandbox serves http anywhere.
+    assert.equal(
+      loadConfig({ PUBLIC_PAY_URL: 'http://pay.example.com' }).publicPayUrl,
+      'http://pay.example.com',
+    );
+  });
+
+  test('STRIPE_WEBHOOK_SECRET, STRIPE_API_URL, PAYMENT_AUTH_TIMEOUT_MS and APPLE_PAY_DOMAIN_ASSOCIATION are checked', () => {
+    refused(
+      { STRIPE_WEBHOOK_SECRET: 'sk_test_wrong_thing' },
+      /^STRIPE_WEBHOOK_SECRET must be the signing secret/,
+    );
+    assert.deepEqual(loadConfig({ STRIPE_API_URL: 'http://localhost:12111' }).stripeApiUrl, {
+      host: 'localhost',
+      port: 12111,
+      protocol: 'http',
+    });
+    assert.deepEqual(loadConfig({ STRIPE_API_URL: 'https://stripe-proxy.internal' }).stripeApiUrl, {
+      host: 'stripe-proxy.internal',
+      port: 443,
+      protocol: 'https',
+    });
+    refused({ STRIPE_API_URL: 'ftp://x' }, /^STRIPE_API_URL must start with http:\/\/ or https:\/\//);
+    refused(
+      { STRIPE_API_URL: 'http://localhost:12111/v1' },
+      /^STRIPE_API_URL must be scheme:\/\/host\[:port\] only/,
+    );
+    assert.equal(loadConfig({}).paymentAuthTimeoutMs, 900_000);
+    assert.equal(loadConfig({ PAYMENT_AUTH_TIMEOUT_MS: '60000' }).paymentAuthTimeoutMs, 60_000);
+    refused({ PAYMENT_AUTH_TIMEOUT_MS: '10' }, /^PAYMENT_AUTH_TIMEOUT_MS must be a whole number from 1000/);
+    refused(
+      { APPLE_PAY_DOMAIN_ASSOCIATION: '/nonexistent/apple-file' },
+      /^APPLE_PAY_DOMAIN_ASSOCIATION must name a readable file.*ENOENT/,
+    );
   });
 });

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { type Cart, signCart } from '@group-checkout/node';
 import { ROTATION_GRACE_MS, secretsInForce } from '../src/domain/rotation.ts';
 import { findMerchantById } from '../src/store/merchants.ts';
-import { startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.ts';
+import { PRODUCTION_STRIPE, startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.ts';
 import { assertOneLineError, cli, parseOnlyJson } from './helpers/cli.ts';
 import { type ManualClock, manualClock } from './helpers/clock.ts';
 import { DIALECTS, sqliteCase, type TestDatabase } from './helpers/databases.ts';
@@ -167,7 +167,10 @@ describe('merchant keys roll in production', () => {
   let t: TestApp;
   before(async () => {
     database = await sqliteCase.create();
-    t = await startTestApp(sqliteCase, { database, env: { ...SESSION_ENV, SERVICE_ENV: 'production' } });
+    t = await startTestApp(sqliteCase, {
+      database,
+      env: { ...SESSION_ENV, SERVICE_ENV: 'production', ...PRODUCTION_STRIPE },
+    });
   });
   after(async () => {
     await t?.close();
@@ -175,7 +178,12 @@ describe('merchant keys roll in production', () => {
   });
 
   test('the previous secrets are stored encrypted too, and still work', async () => {
-    const env = { DATABASE_URL: database.url, SERVICE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY };
+    const env = {
+      DATABASE_URL: database.url,
+      SERVICE_ENV: 'production',
+      ...PRODUCTION_STRIPE,
+      SECRETS_KEY: TEST_SECRETS_KEY,
+    };
     const m = t.merchant;
     const id = m.merchant.id;
     for (const flag of ['--signing-secret', '--webhook-secret']) {
@@ -206,7 +214,12 @@ describe('merchant keys roll in production', () => {
   test('one flag at a time', async () => {
     const run = await cli(
       ['merchant', 'keys', 'roll', '--merchant', t.merchant.merchant.id, '--publishable', '--signing-secret'],
-      { DATABASE_URL: database.url, SERVICE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY },
+      {
+        DATABASE_URL: database.url,
+        SERVICE_ENV: 'production',
+        ...PRODUCTION_STRIPE,
+        SECRETS_KEY: TEST_SECRETS_KEY,
+      },
     );
     assertOneLineError(run, /takes one of --signing-secret, --webhook-secret, --publishable/);
   });

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { signCart } from '@group-checkout/node';
 import { type Db, openDb } from '../src/store/db.ts';
 import { secretsKeyId } from '../src/store/secrets.ts';
-import { startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.ts';
+import { PRODUCTION_STRIPE, startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.ts';
 import { assertOneLineError, cli, parseOnlyJson, type Run } from './helpers/cli.ts';
 import { DIALECTS, type DialectCase, sqliteCase, type TestDatabase } from './helpers/databases.ts';
 import { createSession, SESSION_ENV } from './helpers/sessions.ts';
@@ -82,7 +82,10 @@ for (const dialect of DIALECTS) {
       let t: TestApp;
       before(async () => {
         database = await dialect.create();
-        t = await startTestApp(dialect, { database, env: { ...ROOMY, SERVICE_ENV: 'production' } });
+        t = await startTestApp(dialect, {
+          database,
+          env: { ...ROOMY, SERVICE_ENV: 'production', ...PRODUCTION_STRIPE },
+        });
       });
       after(async () => {
         await t?.close();
@@ -115,7 +118,12 @@ for (const dialect of DIALECTS) {
       });
 
       test('the CLI makes merchants with sealed secrets that the server uses', async () => {
-        const env = { DATABASE_URL: database.url, SERVICE_ENV: 'production', SECRETS_KEY: KEY_A };
+        const env = {
+          DATABASE_URL: database.url,
+          SERVICE_ENV: 'production',
+          ...PRODUCTION_STRIPE,
+          SECRETS_KEY: KEY_A,
+        };
         const created = parseOnlyJson(
           await cli(['merchant', 'create', '--name', 'CLI Sealed', '--json'], env),
         );
@@ -140,6 +148,7 @@ for (const dialect of DIALECTS) {
         const wrong = {
           DATABASE_URL: database.url,
           SERVICE_ENV: 'production',
+          ...PRODUCTION_STRIPE,
           SECRETS_KEY: KEY_B,
           PORT: '0',
         };
@@ -155,7 +164,7 @@ for (const dialect of DIALECTS) {
         await assertRefusesToStart(
           dialect,
           database,
-          { SERVICE_ENV: 'production', SECRETS_KEY: KEY_B },
+          { SERVICE_ENV: 'production', ...PRODUCTION_STRIPE, SECRETS_KEY: KEY_B },
           message,
         );
         // A sandbox without any key cannot read them either.
@@ -202,14 +211,14 @@ for (const dialect of DIALECTS) {
         try {
           const before = await startTestApp(dialect, {
             database,
-            env: { ...ROOMY, SERVICE_ENV: 'production' },
+            env: { ...ROOMY, SERVICE_ENV: 'production', ...PRODUCTION_STRIPE },
           });
           const m = await before.createMerchant({ name: 'Rotating Shop' });
           const whsec = await registerEndpoint(before, m.secretKey);
           await before.close();
           assertAllSealedWith(await rawSecrets(database.url), KEY_A);
 
-          const prod = { DATABASE_URL: database.url, SERVICE_ENV: 'production' };
+          const prod = { DATABASE_URL: database.url, SERVICE_ENV: 'production', ...PRODUCTION_STRIPE };
           // Only the new key: refused until the secrets are resealed.
           assertOneLineError(
             await cli(['secrets', 'rotate'], { ...prod, SECRETS_KEY: KEY_B }),
@@ -234,7 +243,7 @@ for (const dialect of DIALECTS) {
           // The old key dropped: the server starts and the secrets are what they were.
           const after = await startTestApp(dialect, {
             database,
-            env: { ...ROOMY, SERVICE_ENV: 'production', SECRETS_KEY: KEY_B },
+            env: { ...ROOMY, SERVICE_ENV: 'production', ...PRODUCTION_STRIPE, SECRETS_KEY: KEY_B },
           });
           try {
             await createSession(after, { merchant: m });
@@ -246,7 +255,7 @@ for (const dialect of DIALECTS) {
           await assertRefusesToStart(
             dialect,
             database,
-            { SERVICE_ENV: 'production', SECRETS_KEY: KEY_A },
+            { SERVICE_ENV: 'production', ...PRODUCTION_STRIPE, SECRETS_KEY: KEY_A },
             /does not open/,
           );
         } finally {
@@ -293,7 +302,11 @@ describe('SECRETS_KEY on the command line', () => {
     try {
       const base = { DATABASE_URL: database.url };
       const cases: [string[], Record<string, string>, RegExp][] = [
-        [['serve'], { SERVICE_ENV: 'production' }, /SECRETS_KEY is required when SERVICE_ENV=production/],
+        [
+          ['serve'],
+          { SERVICE_ENV: 'production', ...PRODUCTION_STRIPE },
+          /SECRETS_KEY is required when SERVICE_ENV=production/,
+        ],
         [['merchant', 'create', '--name', 'X'], { SECRETS_KEY: 'a'.repeat(64) }, /SECRETS_KEY is too weak/],
         [['secrets', 'rotate'], {}, /secrets rotate needs SECRETS_KEY/],
       ];

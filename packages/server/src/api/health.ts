@@ -1,6 +1,6 @@
 // Liveness and readiness probes, outside the API prefix and outside authentication.
 import Type from 'typebox';
-import type { App } from '../app.ts';
+import type { App } from '../app-type.ts';
 import type { Deps } from '../deps.ts';
 import { databaseReady } from '../flows/housekeeping.ts';
 import { withRequestId } from './schemas.ts';

@@ -4,7 +4,7 @@
 
 import { canonicalJson } from '@group-checkout/node';
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
-import type { App } from '../app.ts';
+import type { App } from '../app-type.ts';
 import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import {
@@ -80,7 +80,8 @@ export async function withAnswer<R>(
     render: (result: R) => JSON.stringify({ request_id: request.id, ...toWire(result) }),
   };
   const result = await run(spec);
-  if (claim) claim.answered = true;
+  // The flow committed its answer with its change, unless it said "not yet" (the onSend hook frees the key).
+  if (claim && !claim.notYet) claim.answered = true;
   return toWire(result);
 }
 
@@ -91,7 +92,7 @@ export function idempotencyOnSend(deps: Deps) {
     // request may use it. 401 and 403 are answers to whoever sent them, not outcomes of the request (and
     // must not let anyone write rows). A 429 or 5xx may be retried as it is. Every other answer is the
     // request's outcome.
-    if (REFUSED.has(statusCode) || statusCode >= 500 || typeof payload !== 'string') {
+    if (claim.notYet || REFUSED.has(statusCode) || statusCode >= 500 || typeof payload !== 'string') {
       await releaseKey(deps, claim);
     } else {
       await saveAnswer(deps, claim, statusCode, payload);

@@ -29,7 +29,7 @@ const RequestId = Type.String({ description: 'Unique id of this request; also in
 
 /**
  * An answer's schema with request_id first. The app's preSerialization hook adds request_id to every
- * answer (app.ts), so handlers return the resource alone and schemas say it once, here.
+ * answer (http/request-id.ts), so handlers return the resource alone and schemas say it once, here.
  */
 export function withRequestId(ok: TObject): TObject {
   return Type.Object({ request_id: RequestId, ...ok.properties });
@@ -53,7 +53,7 @@ const NO_BODY_MESSAGE = 'This request takes no body; send none or {}.';
 /**
  * The body of a POST that takes none (docs/api.md#conventions): none at all, an empty body or `{}`.
  * A missing body reaches the validator as null, so the schema allows null; an explicit JSON `null` is
- * refused by `refuseNullBody`, which app.ts adds to every route whose body is NoBody. `errorMessage` replaces the validator's wording (api/validation.ts).
+ * refused by `refuseNullBody`, which http/no-body.ts adds to every route whose body is NoBody. `errorMessage` replaces the validator's wording (api/validation.ts).
  */
 export const NoBody = Type.Unsafe<Record<string, never> | undefined>({
   type: ['object', 'null'],
@@ -63,7 +63,7 @@ export const NoBody = Type.Unsafe<Record<string, never> | undefined>({
   'x-no-body': true,
 });
 
-/** preValidation hook of every route whose body is NoBody (added by app.ts): a JSON `null` body is junk too. */
+/** preValidation hook of every route whose body is NoBody (added by http/no-body.ts): a JSON `null` body is junk too. */
 export const refuseNullBody: preValidationHookHandler = (request, _reply, done) => {
   if (request.body === null) {
     return done(

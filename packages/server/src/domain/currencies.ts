@@ -1,5 +1,7 @@
-// ISO 4217 currencies a cart can be priced in, lowercase, with the digits of their minor unit.
-// The exponent is for display only: amounts are always integers in the minor unit.
+// ISO 4217 currencies a cart can be priced in, lowercase, with the digits of their minor unit: the one table
+// of minor units (docs/decisions.md#currencies says why it is ours, not a package's or Intl's). Amounts are
+// always integers in the minor unit; the exponent places the decimal point for people, and tells the card
+// processor's rules (processor/currencies.ts) how an amount becomes the processor's own integer.
 
 // From ISO 4217 list one: the currencies, without fund codes (bov, che, chw, clf, cou, mxv, usn, uyi,
 // uyw), precious metals and units of account (xau, xdr, xts, …), which no shopper pays in. Codes in

@@ -10,17 +10,20 @@ export const DEFAULT_FX_FEE_PPM = 10_000;
 /** 'checkout' pays out in the checkout currency; 'preferred' names a payout currency (docs/api.md#merchant-profile). */
 type PayoutMode = 'checkout' | 'preferred';
 
-/** round_half_up(share × consumer_fee_rate): what a payer pays on top of their share. */
-export function consumerFee(shareCents: number, ratePpm: number): number {
-  return feeFor(shareCents, ratePpm);
+/**
+ * round_half_up(share × consumer_fee_rate), to a multiple of the currency's charge step (the session's
+ * chargeStep; 1 charges to the minor unit): what a payer pays on top of their share.
+ */
+export function consumerFee(shareCents: number, ratePpm: number, step = 1): number {
+  return feeFor(shareCents, ratePpm, step);
 }
 
-/** What a payer is charged: share + round_half_up(share × consumer_fee_rate). */
-export function chargeAmount(shareCents: number, ratePpm: number): number {
-  return shareCents + consumerFee(shareCents, ratePpm);
+/** What a payer is charged: share + the consumer fee. */
+export function chargeAmount(shareCents: number, ratePpm: number, step = 1): number {
+  return shareCents + consumerFee(shareCents, ratePpm, step);
 }
 
-export interface MerchantFeesInput {
+interface MerchantFeesInput {
   total: number;
   merchantFeePpm: number;
   /** Defaults to DEFAULT_FX_FEE_PPM. */
@@ -29,6 +32,8 @@ export interface MerchantFeesInput {
   /** The preferred payout currency, lowercase; null when none is set. */
   payoutCurrency: string | null;
   checkoutCurrency: string;
+  /** The step the checkout currency is charged in; each fee rounds to it, so the transfer can be sent. */
+  step?: number;
 }
 
 export interface MerchantFees {
@@ -41,13 +46,16 @@ export interface MerchantFees {
 
 /**
  * The merchant's side of a funded session: round_half_up(total × merchant_fee_rate), the FX fee
- * round_half_up(total × fx_fee_rate) when it applies, and the transfer that is left. Preferred mode
+ * round_half_up(total × fx_fee_rate) when it applies (each to the currency's step), and the transfer that
+ * is left. Preferred mode
  * charges FX but does not change the currency of the transfer (docs/api.md#merchant-profile).
+ * @internal Exported for its tests; the flows go through sessionFees.
  */
 export function merchantFees(input: MerchantFeesInput): MerchantFees {
   assertMinorUnits(input.total, 'total');
-  const merchantFee = feeFor(input.total, input.merchantFeePpm);
-  const fxFee = fxApplies(input) ? feeFor(input.total, input.fxFeePpm ?? DEFAULT_FX_FEE_PPM) : 0;
+  const step = input.step ?? 1;
+  const merchantFee = feeFor(input.total, input.merchantFeePpm, step);
+  const fxFee = fxApplies(input) ? feeFor(input.total, input.fxFeePpm ?? DEFAULT_FX_FEE_PPM, step) : 0;
   const transfer = input.total - merchantFee - fxFee;
   if (transfer < 0) {
     throw new RangeError(`the fees (${merchantFee} + ${fxFee}) are more than the total ${input.total}`);
@@ -61,4 +69,35 @@ function fxApplies(input: MerchantFeesInput): boolean {
     input.payoutCurrency !== null &&
     input.payoutCurrency.toLowerCase() !== input.checkoutCurrency.toLowerCase()
   );
+}
+
+/** A session's side of its fees: what it sells, at what merchant fee rate, in what steps. */
+interface FeeSession {
+  totalCents: number;
+  merchantFeePpm: number;
+  currency: string;
+  chargeStep: number;
+}
+
+/** A merchant's payout settings (undefined: a merchant since removed pays out in the checkout currency). */
+export interface FeeMerchant {
+  fxFeePpm: number;
+  payoutMode: PayoutMode;
+  payoutCurrency: string | null;
+}
+
+/**
+ * The merchant and FX fees of a session and its transfer: the one mapping from a session and its merchant
+ * to merchantFees, used by the funding that books them and by reconcile that checks them.
+ */
+export function sessionFees(session: FeeSession, merchant: FeeMerchant | undefined): MerchantFees {
+  return merchantFees({
+    total: session.totalCents,
+    merchantFeePpm: session.merchantFeePpm,
+    fxFeePpm: merchant?.fxFeePpm,
+    payoutMode: merchant?.payoutMode ?? 'checkout',
+    payoutCurrency: merchant?.payoutCurrency ?? null,
+    checkoutCurrency: session.currency,
+    step: session.chargeStep,
+  });
 }

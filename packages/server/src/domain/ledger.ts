@@ -9,6 +9,8 @@ import { assertMinorUnits } from './money.ts';
  * - `session_funds`: what we hold for a session, until it is transferred to the merchant or refunded.
  * - `consumer_fees`, `merchant_fees`, `fx_fees`: our fees.
  * - `merchant_payouts`: what was transferred to merchants.
+ * - `disputes`: what card networks hold back from us while payers' disputes are open (negative).
+ * - `dispute_losses`: what disputes we lost took from us for good (negative).
  */
 const LEDGER_ACCOUNTS = [
   'payer_cards',
@@ -19,6 +21,8 @@ const LEDGER_ACCOUNTS = [
   'merchant_fees',
   'fx_fees',
   'merchant_payouts',
+  'disputes',
+  'dispute_losses',
 ] as const;
 type LedgerAccount = (typeof LEDGER_ACCOUNTS)[number];
 
@@ -31,7 +35,11 @@ type LedgerKind =
   | 'consumer_fee'
   | 'merchant_fee'
   | 'fx_fee'
-  | 'transfer';
+  | 'transfer'
+  | 'refund_failed'
+  | 'dispute'
+  | 'dispute_won'
+  | 'dispute_lost';
 
 export interface LedgerLine {
   kind: LedgerKind;
@@ -115,6 +123,48 @@ export function refundEntry(m: PayerMoney): LedgerLine[] {
   ];
   if (m.feeCents > 0) lines.push(line('consumer_fee', 'consumer_fees', -m.feeCents, m.currency, m.memberId));
   return lines;
+}
+
+/**
+ * A refund the processor took and later reported failed: the money is back with us, the payer does not
+ * have it, and our fee stands again. The refund entry, reversed.
+ */
+export function refundFailedEntry(m: PayerMoney): LedgerLine[] {
+  check(m);
+  const lines = [
+    line('refund_failed', 'payer_cards', -(m.shareCents + m.feeCents), m.currency, m.memberId),
+    line('refund_failed', 'session_funds', m.shareCents, m.currency, m.memberId),
+  ];
+  if (m.feeCents > 0) lines.push(line('refund_failed', 'consumer_fees', m.feeCents, m.currency, m.memberId));
+  return lines;
+}
+
+/** A payer's dispute opened: their bank gives them the amount back for now, and holds it back from us. */
+export function disputeOpenedEntry(memberId: string, amountCents: number, currency: string): LedgerLine[] {
+  assertMinorUnits(amountCents, 'disputed amount');
+  return [
+    line('dispute', 'payer_cards', amountCents, currency, memberId),
+    line('dispute', 'disputes', -amountCents, currency, memberId),
+  ];
+}
+
+/** A dispute closed: won, the money held back comes back to us; lost, it is gone for good. */
+export function disputeClosedEntry(
+  memberId: string,
+  amountCents: number,
+  currency: string,
+  status: 'won' | 'lost',
+): LedgerLine[] {
+  assertMinorUnits(amountCents, 'disputed amount');
+  return status === 'won'
+    ? [
+        line('dispute_won', 'payer_cards', -amountCents, currency, memberId),
+        line('dispute_won', 'disputes', amountCents, currency, memberId),
+      ]
+    : [
+        line('dispute_lost', 'disputes', amountCents, currency, memberId),
+        line('dispute_lost', 'dispute_losses', -amountCents, currency, memberId),
+      ];
 }
 
 /** When the session is funded, the merchant and FX fees are taken from its funds. */

@@ -58,9 +58,13 @@ export function matchMembers<M extends MemberFacts>(
   }
   for (const m of existing) {
     if (seen.has(m.id)) continue;
-    if (m.status !== 'pending') errors.push(`${m.name} has paid and must stay in the group (id ${m.id})`);
-    else if (m.payingAttemptId)
-      errors.push(`${m.name} is paying right now and must stay in the group (id ${m.id})`);
+    // A member whose bank is asking them to confirm the payment (3-D Secure) is still paying.
+    if (m.payingAttemptId)
+      errors.push(
+        `${m.name} is paying right now${m.status === 'authenticating' ? ' (confirming it with their bank)' : ''} and must stay in the group (id ${m.id})`,
+      );
+    else if (m.status !== 'pending')
+      errors.push(`${m.name} has paid and must stay in the group (id ${m.id})`);
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, matched };
 }

@@ -45,11 +45,23 @@ export function roundHalfUpDiv(numerator: bigint | number, denominator: bigint |
   return toSafeNumber((2n * n + d) / (2n * d));
 }
 
-/** round_half_up(amount × rate): the fee on an amount at a rate in parts per million. */
-export function feeFor(amount: number, ratePpm: number): number {
+/** Throws a RangeError unless `step` is a positive integer: the step a currency's amounts move in. */
+function assertStep(step: unknown): asserts step is number {
+  if (typeof step !== 'number' || !Number.isSafeInteger(step) || step < 1) {
+    throw new RangeError(`a step must be a positive integer, got ${String(step)}`);
+  }
+}
+
+/**
+ * round_half_up(amount × rate): the fee on an amount at a rate in parts per million, rounded half up to a
+ * multiple of `step` (1: to the minor unit; 10 for a currency charged in tens of minor units), so that an
+ * amount in steps plus its fee is still in steps.
+ */
+export function feeFor(amount: number, ratePpm: number, step = 1): number {
   assertMinorUnits(amount);
   assertRatePpm(ratePpm);
-  return roundHalfUpDiv(BigInt(amount) * BigInt(ratePpm), PPM_BIG);
+  assertStep(step);
+  return roundHalfUpDiv(BigInt(amount) * BigInt(ratePpm), PPM_BIG * BigInt(step)) * step;
 }
 
 /**

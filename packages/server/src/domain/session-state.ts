@@ -6,7 +6,14 @@ export const SESSION_STATUSES = ['pending', 'funded', 'cancelled', 'expired'] as
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
 /** @internal Exported for its tests. */
-export const MEMBER_STATUSES = ['pending', 'authorized', 'paid', 'refunded', 'released'] as const;
+export const MEMBER_STATUSES = [
+  'pending',
+  'authenticating',
+  'authorized',
+  'paid',
+  'refunded',
+  'released',
+] as const;
 export type MemberStatus = (typeof MEMBER_STATUSES)[number];
 
 const SESSION_TRANSITIONS: Readonly<Record<SessionStatus, readonly SessionStatus[]>> = {
@@ -16,14 +23,17 @@ const SESSION_TRANSITIONS: Readonly<Record<SessionStatus, readonly SessionStatus
   expired: [],
 };
 
-// A share is paid once and refunded at most once (on cancel or expiry); a refunded share stays refunded.
-// Under on_funded a share is first authorized (a hold), then captured (paid) or released; a capture that
-// fails puts it back to pending.
+// A share is paid once and refunded at most once (on cancel or expiry). Under on_funded a share is first
+// authorized (a hold), then captured (paid) or released; a capture that fails puts it back to pending. A
+// payment the card's bank wants to authenticate (3-D Secure) leaves the share authenticating until the
+// payer completes it (paid, or authorized), fails it or abandons it (pending). A refund the processor took
+// and later reported failed puts a refunded share back to paid: the money is with us again.
 const MEMBER_TRANSITIONS: Readonly<Record<MemberStatus, readonly MemberStatus[]>> = {
-  pending: ['authorized', 'paid'],
+  pending: ['authenticating', 'authorized', 'paid'],
+  authenticating: ['authorized', 'paid', 'pending'],
   authorized: ['paid', 'released', 'pending'],
   paid: ['refunded'],
-  refunded: [],
+  refunded: ['paid'],
   released: [],
 };
 
@@ -59,7 +69,8 @@ export function assertTransition(from: SessionStatus, to: SessionStatus): void {
 
 /**
  * Whether a member's share may go from `from` to `to`: pending → paid → refunded; under on_funded
- * pending → authorized → paid or released, and authorized → pending when the capture fails.
+ * pending → authorized → paid or released, and authorized → pending when the capture fails; pending →
+ * authenticating → paid, authorized or pending; refunded → paid when a taken refund fails.
  * @internal Exported for its tests.
  */
 export function canMemberTransition(from: MemberStatus, to: MemberStatus): boolean {

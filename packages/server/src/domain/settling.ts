@@ -20,8 +20,20 @@ export interface AttemptFacts {
   feeCents: number;
   state: 'started' | 'succeeded' | 'declined' | 'failed';
   processorId: string | null;
+  /** Set once the processor asked the payer to authenticate this payment (3-D Secure). */
+  clientSecret: string | null;
+  /** Why it failed, as recorded. */
+  error?: string | null;
   createdAt: number;
   updatedAt: number;
+}
+
+/** How long the settling waits on the processor and on payers (docs/decisions.md#payments). */
+export interface SettlingTimes {
+  /** PAYMENT_RECOVERY_AFTER_MS: when a call left unanswered is asked about. */
+  recoveryAfterMs: number;
+  /** PAYMENT_AUTH_TIMEOUT_MS: when a payment still waiting on the payer's authentication is abandoned. */
+  authTimeoutMs: number;
 }
 
 export interface SessionFacts {
@@ -60,9 +72,30 @@ export function triesOf<A extends AttemptFacts>(attempts: readonly A[], work: Wo
   );
 }
 
-/** A closed or funded session's members are settled when none holds money or a payment in flight. */
-export const holdsMoney = (m: MemberFacts): boolean =>
-  m.status === 'paid' || m.status === 'authorized' || m.payingAttemptId !== null;
+/** A started payment waiting on the payer's authentication (3-D Secure). */
+export const awaitsAuthentication = (a: Pick<AttemptFacts, 'state' | 'clientSecret'>): boolean =>
+  a.state === 'started' && a.clientSecret !== null;
+
+/**
+ * A refund the processor took and later reported failed leaves the member paid with the money back with
+ * us; it is not tried again by itself (the card it went to is closed, as a rule), but waits for an
+ * operator (docs/operations.md#a-refund-failed). True when the member's latest refund try is such a one.
+ */
+export function refundBlocked(attempts: readonly AttemptFacts[], memberId: string): boolean {
+  const payment = paymentOf(attempts, memberId);
+  if (!payment) return false;
+  const last = triesOf(attempts, { kind: 'refund', memberId, payment }).at(-1);
+  return last !== undefined && last.state === 'failed' && last.processorId !== null;
+}
+
+/**
+ * A closed or funded session's members are settled when none holds money or a payment in flight; a
+ * member whose taken refund failed waits for an operator, not for the settling.
+ */
+export const holdsMoney = (m: MemberFacts, attempts: readonly AttemptFacts[] = []): boolean =>
+  m.payingAttemptId !== null ||
+  m.status === 'authorized' ||
+  (m.status === 'paid' && !refundBlocked(attempts, m.id));
 
 /** Whether every share with money in it is `status` (amount 0 shares owe nothing). */
 const allShares = (members: readonly MemberFacts[], ok: (m: MemberFacts) => boolean) =>
@@ -89,6 +122,7 @@ export function owedWork(
   const forEach = (status: MemberStatus, kind: 'capture' | 'release' | 'refund') => {
     for (const m of members) {
       if (m.status !== status) continue;
+      if (kind === 'refund' && refundBlocked(attempts, m.id)) continue;
       const payment = paymentOf(attempts, m.id);
       if (payment) work.push({ kind, memberId: m.id, payment });
     }
@@ -110,14 +144,21 @@ export function owedWork(
 const RECOVERY_RETRY_MS = 60_000;
 
 /**
- * When the recovery should ask the processor about a started attempt: `recoveryAfterMs` after its claim,
- * then a minute after each time it asked and learnt nothing (updated_at marks that).
+ * When the recovery should look at a started attempt: `recoveryAfterMs` after its claim, then a minute
+ * after each time it asked and learnt nothing (updated_at marks that). A payment waiting on the payer's
+ * authentication is left to them for `authTimeoutMs` after its claim, and is given up at once when its
+ * session closed (`closed`).
  */
 export function recoveryDueAt(
-  a: Pick<AttemptFacts, 'createdAt' | 'updatedAt'>,
-  recoveryAfterMs: number,
+  a: Pick<AttemptFacts, 'createdAt' | 'updatedAt' | 'state' | 'clientSecret'>,
+  times: SettlingTimes,
+  closed = false,
 ): number {
-  const first = a.createdAt + recoveryAfterMs;
+  const first = awaitsAuthentication(a)
+    ? closed
+      ? a.createdAt
+      : a.createdAt + times.authTimeoutMs
+    : a.createdAt + times.recoveryAfterMs;
   return a.updatedAt > a.createdAt ? Math.max(first, a.updatedAt + RECOVERY_RETRY_MS) : first;
 }
 
@@ -144,15 +185,15 @@ export function nextSettleAt(
   members: readonly MemberFacts[],
   attempts: readonly AttemptFacts[],
   now: number,
-  recoveryAfterMs: number,
+  times: SettlingTimes,
 ): number | null {
   let next = Number.POSITIVE_INFINITY;
-  for (const a of attempts)
-    if (a.state === 'started') next = Math.min(next, recoveryDueAt(a, recoveryAfterMs));
+  const closed = session.status === 'cancelled' || session.status === 'expired';
+  for (const a of attempts) if (a.state === 'started') next = Math.min(next, recoveryDueAt(a, times, closed));
   for (const w of owedWork(session, members, attempts, now))
     next = Math.min(next, workDueAt(w, attempts, now));
-  const closed = session.status === 'cancelled' || session.status === 'expired';
-  if (closed && session.settledAt === null && !members.some(holdsMoney)) next = Math.min(next, now);
+  if (closed && session.settledAt === null && !members.some((m) => holdsMoney(m, attempts)))
+    next = Math.min(next, now);
   return next === Number.POSITIVE_INFINITY ? null : next;
 }
 
@@ -171,6 +212,8 @@ export interface RefundFacts {
   memberId: string;
   amountCents: number;
   status: 'pending' | 'succeeded' | 'failed';
+  /** Why a refund the processor took failed later (it waits for an operator); null otherwise. */
+  failureReason: string | null;
 }
 
 /** The refunds of a closed session: one per share whose money was taken, with how far it got. */
@@ -188,11 +231,13 @@ export function refundsOf(
     const tries = triesOf(attempts, { kind: 'refund', memberId: m.id, payment });
     const done = tries.find((a) => a.state === 'succeeded');
     const last = tries.at(-1);
+    const blocked = refundBlocked(attempts, m.id);
     refunds.push({
-      id: done?.processorId ?? null,
+      id: done?.processorId ?? (blocked ? (last?.processorId ?? null) : null),
       memberId: m.id,
       amountCents: payment.amountCents,
       status: done ? 'succeeded' : last && last.state !== 'started' ? 'failed' : 'pending',
+      failureReason: blocked ? (last?.error ?? null) : null,
     });
   }
   return refunds;

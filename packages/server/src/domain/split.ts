@@ -42,6 +42,11 @@ export interface SplitInput {
   members: readonly MemberSpec[];
   /** Per member, the amount already paid, or null while the share is pending; absent means none paid. */
   locked?: readonly (number | null)[];
+  /**
+   * The step a card can be charged in, in minor units (the session's chargeStep; absent: 1). Every pending
+   * share comes out a multiple of it, and given amounts must be; the total must be one.
+   */
+  step?: number;
 }
 
 export type SplitResult = { ok: true; amounts: number[] } | { ok: false; errors: string[] };
@@ -68,6 +73,11 @@ export function isSplitMode(value: unknown): value is SplitMode {
  *   organizer's rest in host-pays must equal what they paid, if they paid.
  * Whenever the rest cannot be divided so (it is negative, or nobody pending may take it), the set-up is
  * refused rather than any paid amount touched.
+ *
+ * With a step above 1 (a currency charged in tens of minor units, say) every rule above works in steps
+ * instead of minor units: equal and percentage divide the rest's steps, itemized rounds each pending
+ * share to the step by largest remainder (so a share may differ from its items and part of the extras
+ * by less than one step), and custom and host-pays refuse a given amount that is not a multiple of it.
  */
 export function splitTotal(input: SplitInput): SplitResult {
   const errors = checkCommonInput(input);
@@ -78,7 +88,8 @@ export function splitTotal(input: SplitInput): SplitResult {
   if (paidSum > total) {
     return fail(`the paid shares add up to ${paidSum}, more than the total ${total}`);
   }
-  const share: Share = { total, locked, pending: pendingIndexes(locked), rest: total - paidSum };
+  const step = input.step ?? 1;
+  const share: Share = { total, locked, pending: pendingIndexes(locked), rest: total - paidSum, step };
 
   let result: SplitResult;
   switch (input.mode) {
@@ -108,6 +119,8 @@ interface Share {
   locked: readonly (number | null)[];
   pending: number[];
   rest: number;
+  /** Every pending share is a multiple of it. */
+  step: number;
 }
 
 function checkCommonInput(input: SplitInput): string[] {
@@ -116,6 +129,11 @@ function checkCommonInput(input: SplitInput): string[] {
     errors.push(`mode must be one of ${SPLIT_MODES.join(', ')}, got ${JSON.stringify(input.mode)}`);
   }
   if (!isMinorUnits(input.total)) errors.push(`total must be a non-negative integer, got ${input.total}`);
+  const step = input.step ?? 1;
+  if (!Number.isSafeInteger(step) || step < 1) errors.push(`step must be a positive integer, got ${step}`);
+  else if (isMinorUnits(input.total) && input.total % step !== 0) {
+    errors.push(`total ${input.total} is not a multiple of ${step}, the step this currency is charged in`);
+  }
   if (!Array.isArray(input.members) || input.members.length < 1) {
     errors.push('a group needs at least 1 member');
     return errors;
@@ -136,7 +154,8 @@ function checkCommonInput(input: SplitInput): string[] {
 
 function splitEqual(share: Share): SplitResult {
   if (share.pending.length === 0) return everyonePaid(share);
-  const parts = splitEvenly(share.rest, share.pending.length);
+  if (share.rest % share.step !== 0) return restNotInSteps(share);
+  const parts = splitEvenly(share.rest / share.step, share.pending.length).map((n) => n * share.step);
   return { ok: true, amounts: withPending(share, parts) };
 }
 
@@ -164,7 +183,9 @@ function splitByPercentage(share: Share, members: readonly MemberSpec[]): SplitR
   if (weights.every((points) => points === 0)) {
     return fail(`${share.rest} is left to pay but the pending members have 0 basis points between them`);
   }
-  return { ok: true, amounts: withPending(share, allocateByLargestRemainder(share.rest, weights)) };
+  if (share.rest % share.step !== 0) return restNotInSteps(share);
+  const parts = allocateByLargestRemainder(share.rest / share.step, weights).map((n) => n * share.step);
+  return { ok: true, amounts: withPending(share, parts) };
 }
 
 function splitByItems(
@@ -223,17 +244,40 @@ function splitByItems(
       `the items assigned to pending members come to ${itemsSum}, more than the ${share.rest} left to pay`,
     );
   }
+  if (share.rest % share.step !== 0) return restNotInSteps(share);
   const extraParts =
     itemsSum === 0n
       ? splitEvenly(Number(restOfExtras), share.pending.length)
       : allocateByLargestRemainder(Number(restOfExtras), pendingSubtotals);
-  return {
-    ok: true,
-    amounts: withPending(
-      share,
-      pendingSubtotals.map((subtotal, k) => Number(subtotal) + extraParts[k]!),
-    ),
-  };
+  const exact = pendingSubtotals.map((subtotal, k) => Number(subtotal) + extraParts[k]!);
+  return { ok: true, amounts: withPending(share, roundToSteps(exact, share.step)) };
+}
+
+/**
+ * Amounts adding up to a multiple of `step`, moved to multiples of it with the same sum: each is rounded
+ * down, and the steps left over go one each to the amounts that lost the most, ties to the earlier one.
+ */
+function roundToSteps(amounts: readonly number[], step: number): number[] {
+  if (step === 1) return [...amounts];
+  const parts = amounts.map((amount) => amount - (amount % step));
+  const sum = amounts.reduce((a, b) => a + b, 0);
+  let leftover = (sum - parts.reduce((a, b) => a + b, 0)) / step;
+  const order = amounts
+    .map((amount, index) => ({ remainder: amount % step, index }))
+    .sort((a, b) => b.remainder - a.remainder || a.index - b.index);
+  for (const { index } of order) {
+    if (leftover === 0) break;
+    parts[index]! += step;
+    leftover -= 1;
+  }
+  return parts;
+}
+
+/** The rest cannot be cut into steps: a paid share (made before the step applied) is not a multiple of it. */
+function restNotInSteps(share: Share): SplitResult {
+  return fail(
+    `the ${share.rest} left to pay is not a multiple of ${share.step}, the step this currency is charged in`,
+  );
 }
 
 function checkItems(items: readonly SplitItem[], extras: number, total: number): string[] {
@@ -258,7 +302,7 @@ function checkItems(items: readonly SplitItem[], extras: number, total: number):
 function splitCustom(share: Share, members: readonly MemberSpec[]): SplitResult {
   const errors: string[] = [];
   const given = members.map((member, index) =>
-    givenAmount(member, index, share.locked[index] ?? null, errors),
+    givenAmount(member, index, share.locked[index] ?? null, share.step, errors),
   );
   if (errors.length > 0) return { ok: false, errors };
   const amounts = given as number[];
@@ -272,7 +316,7 @@ function splitHostPays(share: Share, members: readonly MemberSpec[]): SplitResul
   // The organizer's own amount_cents is not read: their share is whatever the others leave.
   const given = members
     .slice(1)
-    .map((member, k) => givenAmount(member, k + 1, share.locked[k + 1] ?? null, errors));
+    .map((member, k) => givenAmount(member, k + 1, share.locked[k + 1] ?? null, share.step, errors));
   if (errors.length > 0) return { ok: false, errors };
   const others = given as number[];
   const othersSum = others.reduce((a, b) => a + b, 0);
@@ -281,6 +325,12 @@ function splitHostPays(share: Share, members: readonly MemberSpec[]): SplitResul
     return fail(`the other members' amounts add up to ${othersSum}, more than the total ${share.total}`);
   }
   const organizerPaid = share.locked[0] ?? null;
+  if (organizerPaid === null && organizer % share.step !== 0) {
+    return fail(
+      `the other members' amounts leave the organizer ${organizer}, not a multiple of ${share.step}, ` +
+        'the step this currency is charged in',
+    );
+  }
   if (organizerPaid !== null && organizerPaid !== organizer) {
     return fail(
       `members[0] (the organizer) has paid ${organizerPaid}, ` +
@@ -296,6 +346,7 @@ function givenAmount(
   member: MemberSpec,
   index: number,
   paid: number | null,
+  step: number,
   errors: string[],
 ): number | undefined {
   const amount = member.amountCents;
@@ -311,6 +362,13 @@ function givenAmount(
   }
   if (!isMinorUnits(amount)) {
     errors.push(`members[${index}].amount_cents must be a non-negative integer, got ${amount}`);
+    return undefined;
+  }
+  if (amount % step !== 0) {
+    errors.push(
+      `members[${index}].amount_cents (${member.name}) must be a multiple of ${step}, ` +
+        `the step a card is charged in this currency; got ${amount}`,
+    );
     return undefined;
   }
   return amount;
@@ -340,7 +398,8 @@ function fail(message: string): SplitResult {
 function assertAddsUp(amounts: readonly number[], share: Share): void {
   const sum = amounts.reduce((a, b) => a + b, 0);
   const paidKept = share.locked.every((paid, index) => paid === null || amounts[index] === paid);
-  if (sum !== share.total || !paidKept || amounts.some((amount) => !isMinorUnits(amount))) {
+  const inSteps = share.pending.every((index) => amounts[index]! % share.step === 0);
+  if (sum !== share.total || !paidKept || !inSteps || amounts.some((amount) => !isMinorUnits(amount))) {
     throw new Error(`split invariant broken: ${JSON.stringify({ amounts, total: share.total })}`);
   }
 }

@@ -5,6 +5,7 @@
 import type { Transaction } from 'kysely';
 import type { Static } from 'typebox';
 import { toIso } from '../clock.ts';
+import type { EventType } from '../domain/event-types.ts';
 import { ids } from '../ids.ts';
 import type { EventSignal } from '../store/event-signal.ts';
 import { findLatestEventAt, insertEvent } from '../store/events.ts';
@@ -13,7 +14,6 @@ import type { Database } from '../store/schema.ts';
 import type { Session } from '../store/sessions.ts';
 import { amountsToWire, memberToWire } from '../wire/mappers.ts';
 import type { EventSchema } from '../wire/schemas.ts';
-import type { EventType } from './types.ts';
 
 export type EventPayload = Static<typeof EventSchema>;
 
@@ -25,6 +25,10 @@ export interface SessionSnapshot {
   charges?: string[];
   member?: MemberBasics;
   transfer?: string;
+  /** group.share_refund_failed: the refund that failed. */
+  refund?: EventPayload['data']['refund'];
+  /** group.share_disputed, group.share_dispute_closed: the dispute. */
+  dispute?: EventPayload['data']['dispute'];
 }
 
 function buildEvent(type: EventType, snapshot: SessionSnapshot, now: number): EventPayload {
@@ -40,6 +44,8 @@ function buildEvent(type: EventType, snapshot: SessionSnapshot, now: number): Ev
   };
   if (snapshot.member) data.member = memberToWire(snapshot.member);
   if (snapshot.transfer) data.transfer = snapshot.transfer;
+  if (snapshot.refund) data.refund = snapshot.refund;
+  if (snapshot.dispute) data.dispute = snapshot.dispute;
   return { id: ids.event(), type, timestamp: toIso(now), data };
 }
 

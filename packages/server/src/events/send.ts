@@ -1,12 +1,13 @@
-// One webhook attempt over HTTP (docs/decisions.md#webhook-delivery): Standard Webhooks headers, a deadline
-// for the whole exchange, no redirects followed, and in production a check of every address the request
-// would connect to, made inside the DNS lookup the connection itself uses, so that nothing can answer the
-// check with a public address and the connection with a private one (DNS rebinding).
-import { createHmac } from 'node:crypto';
+// One webhook attempt over HTTP (docs/decisions.md#webhook-delivery): Standard Webhooks headers, signed by
+// @group-checkout/node's signWebhook (the signer its verifyWebhook is tested against), a deadline for the
+// whole exchange, no redirects followed, and in production a check of every address the request would
+// connect to, made inside the DNS lookup the connection itself uses, so that nothing can answer the check
+// with a public address and the connection with a private one (DNS rebinding).
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { signWebhook } from '@group-checkout/node';
 import { isPublicAddress } from '../domain/addresses.ts';
 
 interface SendResult {
@@ -28,21 +29,13 @@ interface WebhookRequest {
   timestamp: number;
 }
 
-/** `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64 part of a whsec_ secret. */
-function signatureOf(id: string, timestamp: number, body: string, secret: string): string {
-  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
-  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
-}
-
 function webhookHeaders(request: WebhookRequest): Record<string, string> {
   return {
     'content-type': 'application/json',
     'user-agent': 'GroupCheckout-Webhooks/1.0',
     'webhook-id': request.eventId,
     'webhook-timestamp': String(request.timestamp),
-    'webhook-signature': request.secrets
-      .map((secret) => signatureOf(request.eventId, request.timestamp, request.body, secret))
-      .join(' '),
+    'webhook-signature': signWebhook(request.eventId, request.timestamp, request.body, request.secrets),
   };
 }
 

@@ -78,17 +78,17 @@ export function newDelivery(
 ): Delivery {
   return {
     id: ids.delivery(),
-    event_id: event.id,
-    merchant_id: event.merchantId,
-    webhook_id: target.webhookId,
+    eventId: event.id,
+    merchantId: event.merchantId,
+    webhookId: target.webhookId,
     url: target.url,
     state: 'pending',
-    attempt_count: 0,
-    next_attempt_at: now,
+    attemptCount: 0,
+    nextAttemptAt: now,
     claim: null,
-    claimed_until: null,
-    created_at: now,
-    updated_at: now,
+    claimedUntil: null,
+    createdAt: now,
+    updatedAt: now,
   };
 }
 
@@ -231,10 +231,10 @@ async function sendInOrder(
 ): Promise<{ done: number; retryAt: number | undefined }> {
   const payloads = await findEventPayloads(
     deps.db.kysely,
-    batch.map((d) => d.event_id),
+    batch.map((d) => d.eventId),
   );
   const endpoints = await findWebhookEndpointsById(deps.db.kysely, deps.db.secrets, [
-    ...new Set(batch.flatMap((d) => (d.webhook_id ? [d.webhook_id] : []))),
+    ...new Set(batch.flatMap((d) => (d.webhookId ? [d.webhookId] : []))),
   ]);
   let retryAt: number | undefined;
   let done = 0;
@@ -256,8 +256,8 @@ async function sendInOrder(
       const now = deps.clock.now();
       const result = await sender.send({
         url: delivery.url,
-        eventId: delivery.event_id,
-        body: payloads.get(delivery.event_id) ?? '',
+        eventId: delivery.eventId,
+        body: payloads.get(delivery.eventId) ?? '',
         secrets,
         timestamp: Math.floor(now / 1000),
       });
@@ -267,9 +267,9 @@ async function sendInOrder(
     log.add({ delivery, outcome });
     done++;
     if (outcome.nextAttemptAt !== null) retryAt = outcome.nextAttemptAt;
-    if (outcome.statusCode === 410 && delivery.webhook_id) {
+    if (outcome.statusCode === 410 && delivery.webhookId) {
       await log.flushed();
-      await disableEndpoint(deps, delivery.webhook_id, outcome.at);
+      await disableEndpoint(deps, delivery.webhookId, outcome.at);
     }
     if (outcome.state !== 'delivered') break;
   }
@@ -347,13 +347,13 @@ async function signingSecrets(
   endpoints: Awaited<ReturnType<typeof findWebhookEndpointsById>>,
 ): Promise<string[] | string> {
   const now = deps.clock.now();
-  if (delivery.webhook_id) {
-    const endpoint = endpoints.get(delivery.webhook_id);
+  if (delivery.webhookId) {
+    const endpoint = endpoints.get(delivery.webhookId);
     if (!endpoint || endpoint.revoked) return 'the endpoint was deleted';
     if (endpoint.disabledAt !== null) return 'the endpoint is disabled';
     return secretsInForce(endpoint.secret, endpoint.previous, now);
   }
-  const merchant = await findMerchantById(deps.db.kysely, deps.db.secrets, delivery.merchant_id);
+  const merchant = await findMerchantById(deps.db.kysely, deps.db.secrets, delivery.merchantId);
   if (!merchant) return 'the merchant no longer exists';
   return secretsInForce(merchant.sessionWebhookSecret, merchant.previousSessionWebhookSecret, now);
 }
@@ -367,7 +367,7 @@ function nextStep(
   if (status !== null && status >= 200 && status < 300) return { state: 'delivered', nextAttemptAt: null };
   // 410 Gone: the receiver says it will never want this; no retry.
   if (status === 410) return { state: 'failed', nextAttemptAt: null };
-  const wait = deps.config.webhookRetrySchedule[delivery.attempt_count];
+  const wait = deps.config.webhookRetrySchedule[delivery.attemptCount];
   if (wait === undefined) return { state: 'failed', nextAttemptAt: null };
   return { state: 'pending', nextAttemptAt: deps.clock.now() + withJitter(wait) };
 }

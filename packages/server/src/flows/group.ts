@@ -22,6 +22,7 @@ import {
   type Session,
   updateGroupMode,
 } from '../store/sessions.ts';
+import { assertSharesChargeable } from './chargeable.ts';
 import { type AnswerSpec, recordAnswer } from './idempotency.ts';
 import { notOpen } from './sessions.ts';
 
@@ -79,10 +80,20 @@ function splitOrThrow(
     extras: cartExtras(session.cart),
     members: specs,
     locked,
+    step: session.chargeStep,
   });
   if (!result.ok) return invalidGroup(result.errors);
   return result.amounts;
 }
+
+/** Refuses a group a pending member of which could not pay their share by card (below the minimum). */
+const assertChargeable = (deps: Deps, session: Session, members: readonly Member[], prefix?: string) =>
+  assertSharesChargeable(
+    deps.processor.currencies,
+    session,
+    members.map((m) => ({ name: m.name, amountCents: m.amountCents, fixed: isFixed(m) })),
+    prefix,
+  );
 
 /** Locks the session for a change, or says why it cannot change (its status, or that it expired). */
 async function lockForChange(trx: Transaction<Database>, sessionId: string, now: number): Promise<Session> {
@@ -178,6 +189,7 @@ export async function setUpGroup(
         updatedAt: now,
       };
     });
+    assertChargeable(deps, session, next);
     await saveMembers(trx, existing, next, now);
     const setUpAt = session.groupSetUpAt ?? now;
     await updateGroupMode(trx, session.id, mode, setUpAt, now);
@@ -229,6 +241,7 @@ export async function joinGroup(
     const next = all.map((m, position) =>
       isFixed(m) ? m : { ...m, amountCents: amounts[position] as number, updatedAt: now },
     );
+    assertChargeable(deps, session, next, `${input.name} cannot join: `);
     await saveMembers(trx, existing, next, now);
     await updateGroupMode(trx, session.id, 'equal', session.groupSetUpAt ?? now, now);
     const joined = { session, member: next.at(-1) as Member, members: next };
@@ -288,6 +301,7 @@ export async function coverShares(
         },
       ];
     }
+    assertChargeable(deps, session, next);
     await saveMembers(trx, existing, next, now);
     await updateGroupMode(trx, session.id, 'custom', session.groupSetUpAt ?? now, now);
     const result = {

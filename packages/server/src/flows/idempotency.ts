@@ -31,6 +31,11 @@ export interface IdempotencyClaim {
   peppers?: Buffer[];
   /** Set once the answer is stored, so that it is not stored twice. */
   answered?: boolean;
+  /**
+   * Set by a flow whose answer means "not yet" (a payment waiting on the payer's authentication): the key
+   * is freed, never stored, so that the same key sent again runs again (docs/api.md#idempotency).
+   */
+  notYet?: boolean;
 }
 
 /** How the answer to a request is written, given what its flow did. */

@@ -8,8 +8,14 @@ import { formatMinorUnits } from '../domain/currencies.ts';
 import { consumerFee } from '../domain/fees.ts';
 import { ServiceError } from '../errors.ts';
 import { ids } from '../ids.ts';
-import type { PaymentSource } from '../processor/types.ts';
-import { type Attempt, countMemberAttempts, insertAttempt, startedAttempt } from '../store/attempts.ts';
+import type { DeclineCode, PaymentSource } from '../processor/types.ts';
+import {
+  type Attempt,
+  countMemberAttempts,
+  findAttempt,
+  insertAttempt,
+  startedAttempt,
+} from '../store/attempts.ts';
 import { findMemberById, type Member, startPaying } from '../store/members.ts';
 import {
   findSessionByIdUnscoped,
@@ -17,9 +23,11 @@ import {
   type Session,
   scheduleSettling,
 } from '../store/sessions.ts';
+import { call, operationOf } from './calls.ts';
 import { type AnswerSpec, recordAnswerIfStillOurs } from './idempotency.ts';
+import { type Recorded, recordOutcome } from './record.ts';
 import { notOpen } from './sessions.ts';
-import { call, operationOf, type Recorded, recordOutcome, settleIfDue } from './settle.ts';
+import { settleFromProcessor, settleIfDue } from './settle.ts';
 
 const NOT_CONFIRMED =
   'The payment processor did not confirm the payment in time. Do not pay again: the share will show as paid, or as pending if nothing was charged, within a few minutes.';
@@ -34,6 +42,11 @@ export interface PaidShare {
 
 /** Why a member's share cannot be paid now, by its status. */
 function notPayable(member: Member): ServiceError {
+  if (member.status === 'authenticating')
+    return new ServiceError('payment_in_progress', {
+      message:
+        "Your bank is asking you to confirm this share's payment: complete that step (or wait a few minutes for it to lapse) before paying again.",
+    });
   const by: Record<string, string> = {
     authorized: 'This share is already paid: a hold is on the card until the group is complete.',
     paid: 'This share is already paid.',
@@ -73,7 +86,7 @@ function checkSource(deps: Deps, source: PaymentSource): void {
  */
 export async function payShare(
   deps: Deps,
-  found: Pick<Member, 'id' | 'sessionId'>,
+  found: Pick<Member, 'id' | 'sessionId' | 'shareId'>,
   source: PaymentSource,
   answer?: AnswerSpec<PaidShare>,
   /** What the payer was shown they would be charged; another amount now is amount_changed. */
@@ -98,7 +111,7 @@ export async function payShare(
     if (member.amountCents === 0)
       throw new ServiceError('share_not_pending', { message: 'This share is 0: there is nothing to pay.' });
     const kind = session.groupConfig.capture === 'on_funded' ? 'authorize' : 'charge';
-    const fee = consumerFee(member.amountCents, session.consumerFeePpm);
+    const fee = consumerFee(member.amountCents, session.consumerFeePpm, session.chargeStep);
     // The organizer may re-split while a payer types their card: charge only what the payer was shown.
     if (expectedAmountDueCents !== undefined && expectedAmountDueCents !== member.amountCents + fee) {
       throw new ServiceError('amount_changed', {
@@ -133,8 +146,13 @@ export async function payShare(
     return claimed;
   });
 
-  // 2. Call, with no transaction open. The card exists only in this request's memory.
-  const operation = { ...operationOf(attempt), source } as ReturnType<typeof operationOf>;
+  // 2. Call, with no transaction open. The card exists only in this request's memory. A bank that takes
+  // the payer away to authenticate sends them back to their share's page.
+  const operation = {
+    ...operationOf(attempt),
+    source,
+    returnUrl: `${deps.config.publicPayUrl}/s/${found.shareId}`,
+  } as ReturnType<typeof operationOf>;
   const outcome = await call(deps, operation);
   deps.faults.reach('payment-called');
 
@@ -154,12 +172,20 @@ export async function payShare(
         : undefined,
   });
   await settleIfDue(deps, recorded.session);
+  // The payer's bank asks them to authenticate: the answer is the share, authenticating, with what their
+  // page needs (next_action). Not kept as the Idempotency-Key's answer: it is a "not yet".
+  if (recorded.attempt.state === 'started' && recorded.attempt.clientSecret !== null) {
+    if (answer) answer.claim.notYet = true;
+    return toPaid(recorded);
+  }
   if (!recorded.recorded && outcome.status !== 'unknown') {
-    // The recovery settled this attempt first (this call outlived PAYMENT_RECOVERY_AFTER_MS). Its record
+    // Another process (the recovery, the processor's webhook) settled this attempt first. Its record
     // stands; an outcome that disagrees with it is money the processor moved without our record, which
     // reconcile reports, and an operator settles (docs/operations.md#money).
     const kept = recorded.attempt.state;
-    const agrees = kept === (outcome.status === 'succeeded' ? 'succeeded' : outcome.status);
+    const agrees =
+      outcome.status === 'action_required' ||
+      kept === (outcome.status === 'succeeded' ? 'succeeded' : outcome.status);
     if (!agrees) {
       deps.logger.error(
         { attempt_id: attempt.id, recorded: kept, processor: outcome.status },
@@ -172,12 +198,14 @@ export async function payShare(
       await deps.db.kysely.transaction().execute((trx) => recordAnswerIfStillOurs(trx, answer, paid));
       return paid;
     }
+    if (kept === 'declined' || kept === 'failed') throw refusalOf(recorded.attempt);
   }
   if (outcome.status === 'unknown') {
     throw new ServiceError('upstream_error', { message: NOT_CONFIRMED });
   }
   if (outcome.status === 'declined')
     throw new ServiceError('card_declined', { message: outcome.message, declineCode: outcome.declineCode });
+  if (outcome.status === 'action_required') throw refusalOf(recorded.attempt);
   if (outcome.status === 'failed') {
     if (outcome.reason === 'invalid_payment_method') {
       throw new ServiceError('invalid_request', {
@@ -198,4 +226,30 @@ export async function payShare(
   // The answer is the share as the payment left it (the one a retry with the Idempotency-Key replays);
   // the captures and the transfer that may follow show on the session.
   return toPaid(recorded);
+}
+
+/** Why a settled attempt that took no money failed, as the payer is told. */
+function refusalOf(attempt: Attempt): ServiceError {
+  if (attempt.state === 'declined')
+    return new ServiceError('card_declined', {
+      message: attempt.error ?? 'Your card was declined.',
+      declineCode: (attempt.declineCode ?? 'generic_decline') as DeclineCode,
+    });
+  return new ServiceError('upstream_error', { message: FAILED });
+}
+
+/**
+ * POST /shares/{shareId}/refresh: the payer's page is back from their bank's authentication (3-D Secure).
+ * Asks the processor what became of the share's open payment and records it through the one record path;
+ * the caller then reads the share as it stands — paid (or authorized), still authenticating, or pending
+ * again with why. A share with no payment waiting on an authentication is left as it is.
+ */
+export async function refreshShare(deps: Deps, found: Pick<Member, 'id'>): Promise<void> {
+  const member = await findMemberById(deps.db.kysely, found.id);
+  if (!member) throw new ServiceError('share_not_found');
+  if (member.payingAttemptId === null) return;
+  const open = await findAttempt(deps.db.kysely, member.payingAttemptId);
+  if (open?.state !== 'started' || open.clientSecret === null) return;
+  const recorded = await settleFromProcessor(deps, open);
+  if (recorded) await settleIfDue(deps, recorded.session);
 }

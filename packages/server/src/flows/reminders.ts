@@ -62,7 +62,7 @@ export async function remindPendingMembers(
 function reminderMail(deps: Deps, merchant: Merchant, session: Session, member: Member) {
   const currency = session.currency.toUpperCase();
   const amount = `${formatMinorUnits(member.amountCents, session.currency)} ${currency}`;
-  const fee = consumerFee(member.amountCents, session.consumerFeePpm);
+  const fee = consumerFee(member.amountCents, session.consumerFeePpm, session.chargeStep);
   const feeText =
     fee > 0 ? ` (plus a ${formatMinorUnits(fee, session.currency)} ${currency} service fee)` : '';
   const organizer = session.customer?.name ?? 'Your organizer';

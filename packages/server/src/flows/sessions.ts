@@ -30,8 +30,10 @@ import {
 } from '../store/sessions.ts';
 import type { RefundView } from '../wire/mappers.ts';
 import type { Caller } from './caller.ts';
+import { chargeStepOf } from './chargeable.ts';
 import { type AnswerSpec, recordAnswer } from './idempotency.ts';
-import { loadMoney, settleClosing, settleIfDue } from './settle.ts';
+import { loadMoney, settleClosing } from './record.ts';
+import { settleIfDue } from './settle.ts';
 import { checkMerchantUrl, checkWebhookEndpointUrl } from './urls.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -69,6 +71,8 @@ export async function createSession(
   const { merchant } = caller;
   const cartErrors = checkCart(input.cart);
   if (cartErrors.length > 0) invalid('invalid_cart', cartErrors);
+  // What the processor can charge is a rule of the cart too: its currency, the total's step and minimum.
+  const chargeStep = chargeStepOf(deps.processor.currencies, input.cart, merchant.consumerFeePpm);
 
   const group = resolveGroupConfig(input.groupConfig);
   if (!group.ok) invalid('invalid_request', group.errors);
@@ -132,6 +136,7 @@ export async function createSession(
     groupToken: ids.groupToken(),
     merchantFeePpm: merchant.merchantFeePpm,
     consumerFeePpm: merchant.consumerFeePpm,
+    chargeStep,
     organizerTokenHash: sha256(organizerToken),
     createdAt: now,
     updatedAt: now,

@@ -1,9 +1,9 @@
 // Webhook endpoints a merchant registers (docs/api.md#webhook-endpoints): at most 16 live ones each,
 // the URL checked as delivery will need it, the whsec_ secret made here and shown once.
 import type { Deps } from '../deps.ts';
+import type { EventType } from '../domain/event-types.ts';
 import { ROTATION_GRACE_MS } from '../domain/rotation.ts';
 import { ServiceError } from '../errors.ts';
-import type { EventType } from '../events/types.ts';
 import { ids } from '../ids.ts';
 import { failPendingDeliveriesTo } from '../store/deliveries.ts';
 import { lockMerchantRow } from '../store/merchants.ts';

@@ -2,6 +2,7 @@
 // processes may run them side by side (docs/architecture.md).
 import type { Deps } from '../deps.ts';
 import { purgeExpiredIdempotencyKeys } from '../flows/housekeeping.ts';
+import { handleDueProcessorEvents } from '../flows/processor-events.ts';
 import { startDispatcher } from './dispatcher.ts';
 import { expireDueSessions } from './expiry.ts';
 import { type Loop, startLoop } from './loop.ts';
@@ -17,6 +18,10 @@ export async function startWorkers(deps: Deps): Promise<Loop> {
     ),
     startLoop('settler', deps.config.settleIntervalMs, deps.logger, (signal) =>
       settleDueSessions(deps, signal),
+    ),
+    // The processor's events that are due and not handled yet (docs/decisions.md#stripes-webhooks).
+    startLoop('processor-events', deps.config.settleIntervalMs, deps.logger, () =>
+      handleDueProcessorEvents(deps),
     ),
     startLoop('idempotency-cleanup', IDEMPOTENCY_CLEANUP_MS, deps.logger, () =>
       purgeExpiredIdempotencyKeys(deps),

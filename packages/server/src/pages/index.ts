@@ -5,7 +5,7 @@
 // carry tokens), no MIME sniffing. Pages are rendered on the server from the same data the pay-page API
 // answers; their scripts take over from there. A refusal is a page in words, never JSON or a stack trace.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../app.ts';
+import type { App } from '../app-type.ts';
 import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { loadPayPage, loadSharePage, sessionForToken } from '../flows/pay-access.ts';
@@ -233,5 +233,11 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
     reply.header('cache-control', 'public, max-age=31536000, immutable').type(asset.contentType);
     return sendCompressed(request, reply, asset);
   });
+  // Apple Pay's domain check (docs/operations.md#stripe-set-up): the file Stripe's dashboard gives, as is.
+  const applePay = config.applePayDomainAssociation;
+  if (applePay)
+    app.get('/.well-known/apple-developer-merchantid-domain-association', (_request, reply) =>
+      reply.type('text/plain').header('cache-control', 'public, max-age=3600').send(applePay),
+    );
   registerSdkAssets(app);
 }

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../app.ts';
+import type { App } from '../app-type.ts';
 import { compress, sendCompressed } from './compressed.ts';
 
 /** Seconds a browser or proxy may reuse the script before asking again (with If-None-Match). */

@@ -8,11 +8,18 @@ import { createStripeProcessor } from './stripe.ts';
 import type { PaymentProcessor } from './types.ts';
 
 export function processorFor(
-  config: Pick<Config, 'stripeSecretKey'>,
+  config: Pick<Config, 'stripeSecretKey' | 'stripeWebhookSecret' | 'stripeApiUrl' | 'serviceEnv'>,
   db: Db,
   clock: Clock,
 ): PaymentProcessor {
-  return config.stripeSecretKey
-    ? createStripeProcessor({ secretKey: config.stripeSecretKey })
-    : createSandboxProcessor(db, clock);
+  if (config.stripeSecretKey)
+    return createStripeProcessor({
+      secretKey: config.stripeSecretKey,
+      webhookSecret: config.stripeWebhookSecret,
+      ...config.stripeApiUrl,
+    });
+  // Configuration refuses production without Stripe; this guards any other way in (docs/decisions.md#real-money).
+  if (config.serviceEnv === 'production')
+    throw new Error('the sandbox processor never runs in production: set STRIPE_SECRET_KEY');
+  return createSandboxProcessor(db, clock);
 }

@@ -5,19 +5,27 @@
 // Every call carries our idempotency key as Stripe's Idempotency-Key, and every answer, object or thrown
 // error, becomes our Outcome in one place: `outcomeOf`. Nothing here logs, and no card data passes
 // through: the hosted page makes the PaymentMethod with Stripe.js, and we only send its id.
+//
+// Our amounts are ISO 4217 minor units and Stripe's are its own (ISK in hundredths always ending in 00,
+// MGA in whole ariary): every amount sent goes through processor/currencies.ts's `toStripeAmount`, every
+// amount read back through its `fromStripeAmount` (one that cannot be read exactly is an answer we cannot
+// rely on: unknown).
 import Stripe from 'stripe';
+import { CARD_CURRENCIES, fromStripeAmount, toStripeAmount } from './currencies.ts';
 import {
   type CardFacts,
   type DeclineCode,
+  type DisputeFacts,
   type FollowUpRequest,
   type Operation,
   type OperationKind,
   type Outcome,
   type PaymentProcessor,
   type PaymentRequest,
+  type ProcessorEvent,
   type ProcessorRecord,
-  perform,
   type TransferRequest,
+  WebhookRefused,
 } from './types.ts';
 
 export interface StripeProcessorOptions {
@@ -28,7 +36,12 @@ export interface StripeProcessorOptions {
   protocol?: 'http' | 'https';
   /** How long one attempt waits for Stripe's answer, in milliseconds (default 30 s). */
   timeoutMs?: number;
+  /** The signing secret of our endpoint for Stripe's webhooks (whsec_…); without it they are refused. */
+  webhookSecret?: string;
 }
+
+/** How old a Stripe webhook's signed timestamp may be before we refuse it (replays), in seconds. */
+const WEBHOOK_TOLERANCE_S = 300;
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 /**
@@ -47,6 +60,14 @@ const DECLINE_MESSAGES: Record<DeclineCode, string> = {
   lost_card: 'Your card was declined.',
   stolen_card: 'Your card was declined.',
 };
+
+/** What the payer reads when their bank's authentication failed or was not completed. */
+const AUTHENTICATION_FAILED =
+  'Your bank could not confirm it was you, so the card was not charged. Try again, or use another card.';
+
+/** Why an abandoned authentication's payment failed, as the payer's page reads it. */
+const AUTHENTICATION_ABANDONED =
+  "Your bank's check was not completed in time, so the card was not charged. Pay your share again when you are ready.";
 
 const NO_CONNECTED_ACCOUNT =
   'the merchant has no connected Stripe account: set one with group-checkout merchant update --processor-account acct_…';
@@ -71,24 +92,20 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
         message: 'the Stripe processor takes a payment_method made by Stripe.js, not card details',
       });
     }
-    return settle(kind, () =>
+    return send(kind, request, (amount) =>
       stripe.paymentIntents.create(
         {
-          amount: request.amountCents,
+          amount,
           currency: request.currency,
           payment_method: source.paymentMethod,
           confirm: true,
           capture_method: kind === 'charge' ? 'automatic' : 'manual',
-          // Confirmed on create, with no return_url: Stripe refuses that when the PaymentIntent could
-          // take a payment method that redirects the payer, unless redirects are turned off here.
-          // (payment_method_types ['card'] was the other way; the API version this package pins,
-          // 2026-10-28.endive, refuses it with payment_method_types_no_longer_supported.) The hosted
-          // page makes a card PaymentMethod with Stripe.js, and a card never redirects: 3-D Secure
-          // answers requires_action instead.
+          // The hosted page makes a card PaymentMethod with Stripe.js (wallets make card ones too), and no
+          // payment method that redirects is offered. A card whose bank asks for 3-D Secure answers
+          // requires_action: the page completes it in place with handleNextAction; should the bank still
+          // send the payer to its own page, it brings them back to their share's page (return_url).
           automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
-          // A card that asks for 3-D Secure is refused as a decline rather than left waiting for an
-          // authentication no page of ours can show yet: the payer is told, and can use another card.
-          error_on_requires_action: true,
+          ...(request.returnUrl && { return_url: request.returnUrl }),
           metadata: { session_id: request.sessionId, member_id: request.memberId, gc_key: request.key },
           // The PaymentMethod comes back whole, so the card's brand and last four are in the answer.
           expand: ['payment_method'],
@@ -100,13 +117,14 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
 
   const processor: PaymentProcessor = {
     name: 'stripe',
+    currencies: CARD_CURRENCIES,
     charge: (request) => pay('charge', request),
     authorize: (request) => pay('authorize', request),
     capture: (request: FollowUpRequest) =>
-      settle('capture', () =>
+      send('capture', request, (amount) =>
         stripe.paymentIntents.capture(
           request.paymentId,
-          { amount_to_capture: request.amountCents },
+          { amount_to_capture: amount },
           { idempotencyKey: request.key },
         ),
       ),
@@ -115,11 +133,11 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
         stripe.paymentIntents.cancel(request.paymentId, {}, { idempotencyKey: request.key }),
       ),
     refund: (request: FollowUpRequest) =>
-      settle('refund', () =>
+      send('refund', request, (amount) =>
         stripe.refunds.create(
           {
             payment_intent: request.paymentId,
-            amount: request.amountCents,
+            amount,
             metadata: { session_id: request.sessionId, member_id: request.memberId, gc_key: request.key },
           },
           { idempotencyKey: request.key },
@@ -129,10 +147,10 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
       const { destination } = request;
       if (destination === null)
         return Promise.resolve<Outcome>({ status: 'failed', message: NO_CONNECTED_ACCOUNT });
-      return settle('transfer', () =>
+      return send('transfer', request, (amount) =>
         stripe.transfers.create(
           {
-            amount: request.amountCents,
+            amount,
             currency: request.currency,
             destination,
             transfer_group: request.sessionId,
@@ -143,24 +161,141 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
       );
     },
     /**
-     * Stripe has no lookup by idempotency key, so this sends the very same request again, with the same
-     * Idempotency-Key and the same parameters (Stripe refuses a key reused with other parameters). Within
-     * the 24 hours Stripe keeps a key, it answers the saved result of the first request if that one ran,
-     * and runs the request now if it never arrived, which is what the attempt was for. So it never
-     * answers `undefined`, and it may answer `unknown` again (Stripe still out of reach, or a saved 5xx).
-     * After 24 hours Stripe may have forgotten the key and would run the request a second time: recover
-     * attempts well within the day.
+     * Reads what became of an operation from Stripe's object, never by sending the operation again (a
+     * create sent again with its Idempotency-Key is answered from Stripe's cache, with the status the
+     * object had then: a PaymentIntent `processing` or `requires_action` would stay so for ever). A
+     * PaymentIntent is read by its id when Stripe told us it, else found by our key in its metadata
+     * (Search, which lags writes by up to a minute: recovery comes minutes later); a capture or release by
+     * the hold it acted on; a refund or transfer by our key in its metadata. `undefined` when Stripe has no
+     * such object: the request never reached it.
      */
-    retrieve: async (operation: Operation) => {
-      const outcome = await perform(processor, operation);
-      // Our credentials refused now (a key rolled since, say) tell nothing about the first request.
-      if (outcome.status === 'failed' && outcome.reason === 'not_allowed')
-        return { status: 'unknown', message: outcome.message };
-      return outcome;
+    retrieve: (operation: Operation, processorId?: string | null) =>
+      look(operation.kind, async () => {
+        switch (operation.kind) {
+          case 'charge':
+          case 'authorize': {
+            if (processorId)
+              return stripe.paymentIntents.retrieve(processorId, { expand: ['payment_method'] });
+            const found = await stripe.paymentIntents.search({
+              query: `metadata['gc_key']:'${operation.key}'`,
+              expand: ['data.payment_method'],
+            });
+            return found.data[0];
+          }
+          case 'capture':
+          case 'release': {
+            const pi = await stripe.paymentIntents.retrieve(operation.paymentId);
+            const done = operation.kind === 'capture' ? 'succeeded' : 'canceled';
+            // Still a hold: the capture or release never happened.
+            if (pi.status === 'requires_capture') return undefined;
+            if (pi.status !== done)
+              return { failed: `the hold ${pi.id} is ${pi.status}: it can no longer be ${operation.kind}d` };
+            return pi;
+          }
+          case 'refund': {
+            const refunds = await stripe.refunds.list({ payment_intent: operation.paymentId, limit: 100 });
+            return refunds.data.find((r) => r.metadata?.gc_key === operation.key);
+          }
+          case 'transfer': {
+            const transfers = await stripe.transfers.list({
+              transfer_group: operation.sessionId,
+              limit: 100,
+            });
+            return transfers.data.find((t) => t.metadata?.gc_key === operation.key);
+          }
+        }
+      }),
+    /**
+     * Gives up on a PaymentIntent waiting on the payer's authentication: read first, so that one the payer
+     * completed meanwhile is recorded as it is rather than cancelled (cancelling a hold would let it go);
+     * cancelled only while it still waits, and read again should Stripe refuse the cancel because it
+     * moved on in between.
+     */
+    cancelOpen: async (operation: Operation, processorId: string): Promise<Outcome> => {
+      const kind = operation.kind;
+      const read = () =>
+        look(kind, () => stripe.paymentIntents.retrieve(processorId, { expand: ['payment_method'] }));
+      const now = (await read()) ?? {
+        status: 'unknown',
+        message: `Stripe has no PaymentIntent ${processorId}`,
+      };
+      if (now.status !== 'action_required') return now;
+      try {
+        await stripe.paymentIntents.cancel(processorId, { cancellation_reason: 'abandoned' });
+        return { status: 'failed', message: AUTHENTICATION_ABANDONED };
+      } catch (error) {
+        // It moved on between the read and the cancel (the payer completed or failed it): read it again.
+        if (
+          error instanceof Stripe.errors.StripeInvalidRequestError &&
+          error.code === 'payment_intent_unexpected_state'
+        )
+          return (
+            (await read()) ?? { status: 'unknown', message: `Stripe has no PaymentIntent ${processorId}` }
+          );
+        const message = error instanceof Error ? error.message : String(error);
+        return { status: 'unknown', message: `could not cancel ${processorId} at Stripe: ${message}` };
+      }
+    },
+    webhooks: {
+      parse: (body: Buffer, signature: string | undefined) => {
+        if (!options.webhookSecret)
+          throw new WebhookRefused("STRIPE_WEBHOOK_SECRET is not set: Stripe's webhooks cannot be verified");
+        if (!signature) throw new WebhookRefused('the Stripe-Signature header is missing');
+        let event: Stripe.Event;
+        try {
+          event = stripe.webhooks.constructEvent(body, signature, options.webhookSecret, WEBHOOK_TOLERANCE_S);
+        } catch (error) {
+          throw new WebhookRefused(error instanceof Error ? error.message : String(error));
+        }
+        return eventOf(event);
+      },
     },
     lookup: (kind, processorId) => lookup(stripe, kind, processorId),
   };
   return processor;
+
+  /**
+   * Reads an outcome from an object Stripe holds: undefined when it has none, and never a refusal (a
+   * failed read says nothing of the operation, so it is `unknown`).
+   */
+  async function look(
+    kind: OperationKind,
+    read: () => Promise<unknown | { failed: string } | undefined>,
+  ): Promise<Outcome | undefined> {
+    try {
+      const answer = await read();
+      if (answer === undefined) return undefined;
+      if (typeof answer === 'object' && answer !== null && 'failed' in answer)
+        return { status: 'failed', message: String((answer as { failed: string }).failed) };
+      return outcomeOf(kind, { answer });
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing')
+        return undefined;
+      const message = error instanceof Error ? error.message : String(error);
+      return {
+        status: 'unknown',
+        message: `could not read what became of the ${kind} at Stripe: ${message}`,
+      };
+    }
+  }
+
+  /**
+   * Calls Stripe with the request's amount in Stripe's unit, and reads the answer. An amount Stripe cannot
+   * take exactly fails here, before anything is sent.
+   */
+  async function send(
+    kind: OperationKind,
+    request: { amountCents: number; currency: string },
+    call: (amount: number) => Promise<unknown>,
+  ): Promise<Outcome> {
+    let amount: number;
+    try {
+      amount = toStripeAmount(request.currency, request.amountCents);
+    } catch (error) {
+      return { status: 'failed', message: `not sent to Stripe: ${(error as Error).message}` };
+    }
+    return settle(kind, () => call(amount));
+  }
 
   async function settle(kind: OperationKind, call: () => Promise<unknown>): Promise<Outcome> {
     try {
@@ -203,17 +338,41 @@ function outcomeOf(kind: OperationKind, result: Answer): Outcome {
         release: 'canceled',
       }[kind];
       if (pi.status === wanted) {
-        const amountCents =
-          kind === 'authorize' ? pi.amount_capturable : kind === 'release' ? pi.amount : pi.amount_received;
+        const amountCents = fromStripeAmount(
+          pi.currency,
+          kind === 'authorize' ? pi.amount_capturable : kind === 'release' ? pi.amount : pi.amount_received,
+        );
         return { status: 'succeeded', processorId: id, amountCents, ...(card && { card }) };
       }
-      // A confirm the card refused leaves the PaymentIntent waiting for another PaymentMethod, with the
-      // refusal as its last_payment_error (Stripe normally throws it as a card error instead).
+      if (kind === 'charge' || kind === 'authorize') {
+        // The card's bank asks the payer to authenticate (3-D Secure): the page completes it.
+        if (pi.status === 'requires_action' && pi.client_secret)
+          return {
+            status: 'action_required',
+            processorId: id,
+            clientSecret: pi.client_secret,
+            ...(card && { card }),
+          };
+        // Given up (abandoned authentication, or the session closed first): nothing was taken.
+        if (pi.status === 'canceled')
+          return {
+            status: 'failed',
+            message: 'Stripe answered the PaymentIntent canceled; nothing was charged',
+          };
+      }
+      // A confirm the card refused (or an authentication the payer failed) leaves the PaymentIntent
+      // waiting for another PaymentMethod, with the refusal as its last_payment_error (Stripe normally
+      // throws it as a card error instead).
       const refusal = pi.last_payment_error;
       if (pi.status === 'requires_payment_method' && refusal?.type === 'card_error') {
         return cardRefusal(refusal.code, refusal.decline_code, refusal.message, card);
       }
-      // requires_action (3-D Secure), processing, or a status we do not know: Stripe has not finished.
+      if (
+        pi.status === 'requires_payment_method' &&
+        refusal?.code === 'payment_intent_authentication_failure'
+      )
+        return cardRefusal(refusal.code, undefined, AUTHENTICATION_FAILED, card);
+      // processing, or a status we do not know: Stripe has not finished.
       return unknown(`a PaymentIntent in status ${JSON.stringify(pi.status)}`);
     }
     case 'refund': {
@@ -222,7 +381,11 @@ function outcomeOf(kind: OperationKind, result: Answer): Outcome {
       // A card refund is usually `pending` at first: Stripe has taken it and the money is on its way
       // back to the card. It fails later only if the card is closed, and that is told by a webhook.
       if (refund.status === 'succeeded' || refund.status === 'pending') {
-        return { status: 'succeeded', processorId: id, amountCents: refund.amount };
+        return {
+          status: 'succeeded',
+          processorId: id,
+          amountCents: fromStripeAmount(refund.currency, refund.amount),
+        };
       }
       if (refund.status === 'failed' || refund.status === 'canceled') {
         const reason = refund.failure_reason ? ` (${refund.failure_reason})` : '';
@@ -233,7 +396,12 @@ function outcomeOf(kind: OperationKind, result: Answer): Outcome {
     case 'transfer': {
       // A Transfer has no status: Stripe answers one only when it made it.
       if (answer.object !== 'transfer') return unknown(`a ${String(answer.object)}`);
-      return { status: 'succeeded', processorId: id, amountCents: (answer as Stripe.Transfer).amount };
+      const transfer = answer as Stripe.Transfer;
+      return {
+        status: 'succeeded',
+        processorId: id,
+        amountCents: fromStripeAmount(transfer.currency, transfer.amount),
+      };
     }
   }
 }
@@ -382,12 +550,73 @@ function paymentIntentRecord(kind: OperationKind, pi: Stripe.PaymentIntent): Pro
   }
 }
 
+/** A ProcessorRecord from Stripe's object: `stripeAmount` is in Stripe's unit, and read back to ours here. */
 function record(
   processorId: string,
   kind: OperationKind,
-  amountCents: number,
+  stripeAmount: number,
   currency: string,
   state: ProcessorRecord['state'],
 ): ProcessorRecord {
-  return { processorId, kind, amountCents, currency, state };
+  return { processorId, kind, amountCents: fromStripeAmount(currency, stripeAmount), currency, state };
+}
+
+/** Stripe's dispute statuses as ours: an inquiry closed without a chargeback is won. */
+function disputeStatus(status: Stripe.Dispute.Status): DisputeFacts['status'] {
+  if (status === 'won' || status === 'warning_closed') return 'won';
+  if (status === 'lost') return 'lost';
+  return 'needs_response';
+}
+
+/**
+ * The one place Stripe's events become ours (processor/types.ts ProcessorEvent); null for the types we do
+ * not act on (they are still answered 200, so Stripe stops sending them).
+ */
+function eventOf(event: Stripe.Event): ProcessorEvent | null {
+  switch (event.type) {
+    case 'payment_intent.succeeded':
+    case 'payment_intent.amount_capturable_updated':
+    case 'payment_intent.payment_failed':
+    case 'payment_intent.canceled':
+    case 'payment_intent.processing':
+    case 'payment_intent.requires_action': {
+      const pi = event.data.object;
+      return { id: event.id, type: 'payment.updated', paymentId: pi.id, key: pi.metadata?.gc_key ?? null };
+    }
+    case 'refund.updated':
+    case 'refund.failed':
+    case 'charge.refund.updated': {
+      const refund = event.data.object;
+      if (refund.status !== 'failed') return null;
+      return {
+        id: event.id,
+        type: 'refund.failed',
+        refundId: refund.id,
+        reason: refund.failure_reason ?? 'unknown',
+      };
+    }
+    case 'charge.dispute.created':
+    case 'charge.dispute.closed': {
+      const dispute = event.data.object;
+      const paymentId =
+        typeof dispute.payment_intent === 'string'
+          ? dispute.payment_intent
+          : (dispute.payment_intent?.id ??
+            (typeof dispute.charge === 'string' ? dispute.charge : dispute.charge.id));
+      return {
+        id: event.id,
+        type: event.type === 'charge.dispute.created' ? 'dispute.opened' : 'dispute.closed',
+        dispute: {
+          id: dispute.id,
+          paymentId,
+          amountCents: fromStripeAmount(dispute.currency, dispute.amount),
+          currency: dispute.currency,
+          reason: dispute.reason,
+          status: disputeStatus(dispute.status),
+        },
+      };
+    }
+    default:
+      return null;
+  }
 }

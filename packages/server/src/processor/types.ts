@@ -1,6 +1,7 @@
 // The payment processor as the flows see it (docs/decisions.md#payments): seven operations, each
 // carrying an idempotency key, each answering one of our outcomes. Every implementation maps its
 // processor's answers onto these in one place, and an answer it cannot read is `unknown`, never a guess.
+import type { CurrencyRules } from './currencies.ts';
 
 /** Why a card was declined, as the payer's page explains it (docs/api.md#payments). */
 const DECLINE_CODES = [
@@ -43,6 +44,8 @@ export interface PaymentRequest extends Common {
   currency: string;
   memberId: string;
   source: PaymentSource;
+  /** Where a bank that takes the payer away for authentication sends them back: their share's page. */
+  returnUrl?: string;
 }
 
 /** capture or release (void) of a hold, or refund of a charge: `paymentId` is the processor's id of it. */
@@ -74,9 +77,14 @@ export type OperationKind = Operation['kind'];
  * - `failed`: the processor refused or could not do it, and certainly moved nothing.
  * - `unknown`: we cannot tell (a timeout, a lost connection, an answer we do not understand). The
  *   attempt stays open until `retrieve` with the same key tells.
+ * - `action_required`: the card's bank asks the payer to authenticate (3-D Secure) before a charge or a
+ *   hold; nothing has moved yet. `processorId` names the payment at the processor and `clientSecret` is
+ *   what the payer's page hands the processor's script; the attempt stays open until the payer completes
+ *   or fails it, or it is abandoned (cancelOpen).
  */
 export type Outcome =
   | { status: 'succeeded'; processorId: string; amountCents: number; card?: CardFacts }
+  | { status: 'action_required'; processorId: string; clientSecret: string; card?: CardFacts }
   | { status: 'declined'; declineCode: DeclineCode; message: string; card?: CardFacts }
   | {
       status: 'failed';
@@ -92,6 +100,8 @@ export type Outcome =
 
 export interface PaymentProcessor {
   readonly name: 'sandbox' | 'stripe';
+  /** The currencies it charges, their steps and minimums (the sandbox answers Stripe's: processor/currencies.ts). */
+  readonly currencies: CurrencyRules;
   charge(request: PaymentRequest): Promise<Outcome>;
   authorize(request: PaymentRequest): Promise<Outcome>;
   capture(request: FollowUpRequest): Promise<Outcome>;
@@ -99,11 +109,31 @@ export interface PaymentProcessor {
   refund(request: FollowUpRequest): Promise<Outcome>;
   transfer(request: TransferRequest): Promise<Outcome>;
   /**
-   * What became of an operation sent earlier with `operation.key`, for the recovery of attempts a crash
-   * or a timeout left open: its outcome, or `undefined` when the processor never received it (so it
-   * certainly did nothing). May itself be `unknown` when the processor cannot be reached.
+   * What became of an operation sent earlier with `operation.key`, read from the processor's object (by
+   * `processorId` when the processor told us its id, else by the key), never by sending the operation
+   * again: its outcome now, or `undefined` when the processor never received it (so it certainly did
+   * nothing). May be `unknown` when the processor cannot be reached or has not finished, and
+   * `action_required` while the payer has yet to authenticate.
    */
-  retrieve(operation: Operation): Promise<Outcome | undefined>;
+  retrieve(operation: Operation, processorId?: string | null): Promise<Outcome | undefined>;
+  /**
+   * Gives up on a payment still waiting on the payer's authentication (abandoned past
+   * PAYMENT_AUTH_TIMEOUT_MS, or its session closed): cancels it at the processor and answers how it
+   * ended — `failed` when nothing moved, `succeeded` when the payer completed it first.
+   */
+  cancelOpen(operation: Operation, processorId: string): Promise<Outcome>;
+  /** The processor's webhooks (Stripe's): verifies one on its raw body and reads it; null for types we ignore. */
+  webhooks?: {
+    /** Throws WebhookRefused when the signature is missing, wrong, or too old. */
+    parse(body: Buffer, signature: string | undefined): ProcessorEvent | null;
+  };
+  /**
+   * The sandbox schedules some changes of its own as events due later (a refund that fails, a dispute that
+   * opens): it makes the change at its end when the event falls due, just before the event is handled.
+   */
+  applyScheduled?(event: ProcessorEvent): Promise<void>;
+  /** The sandbox's test helpers (docs/api.md#test-cards); absent in production and with Stripe. */
+  testHelpers?: SandboxTestHelpers;
   /**
    * The processor's own record of an operation that succeeded (`processorId`), for `reconcile`: its
    * amount and whether it still stands as we recorded it. Undefined when the processor has no such object.
@@ -114,6 +144,43 @@ export interface PaymentProcessor {
    * find a charge we have no record of. Processors that cannot list leave it out.
    */
   listRecords?(): Promise<ProcessorRecord[]>;
+}
+
+/**
+ * Something the processor tells us after the fact (Stripe's webhooks; the sandbox's own), as flows read it:
+ * - `payment.updated`: a payment's state changed (succeeded, failed, authentication done): read it again.
+ * - `refund.failed`: a refund it had taken failed later (the card was closed, say).
+ * - `dispute.opened` / `dispute.closed`: a payer disputed a charge with their bank (a chargeback).
+ */
+export type ProcessorEvent = { id: string } & (
+  | { type: 'payment.updated'; paymentId: string; key: string | null }
+  | { type: 'refund.failed'; refundId: string; reason: string }
+  | { type: 'dispute.opened'; dispute: DisputeFacts }
+  | { type: 'dispute.closed'; dispute: DisputeFacts }
+);
+
+export interface DisputeFacts {
+  id: string;
+  /** The disputed payment, as the processor named it when it succeeded (a PaymentIntent, a charge). */
+  paymentId: string;
+  amountCents: number;
+  currency: string;
+  reason: string;
+  status: 'needs_response' | 'won' | 'lost';
+}
+
+/** A webhook that is not the processor's, or not now: refused with 400, changing nothing. */
+export class WebhookRefused extends Error {}
+
+/** What only the sandbox can be asked (docs/api.md#test-cards). */
+export interface SandboxTestHelpers {
+  /**
+   * Completes (or fails) the authentication step of a payment that asked for one, as a payer's bank
+   * would; false when no payment waits on that client secret.
+   */
+  authenticate(clientSecret: string, outcome: 'succeed' | 'fail'): Promise<boolean>;
+  /** Closes a dispute as the card network would decide it; answers the event to handle, or undefined. */
+  closeDispute(disputeId: string, status: 'won' | 'lost'): Promise<ProcessorEvent | undefined>;
 }
 
 /** The processor's view of one object, as `reconcile` compares it with ours. */

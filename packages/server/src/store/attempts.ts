@@ -2,8 +2,7 @@
 // by a conditional update after it (docs/decisions.md#payments). The idempotency key is unique, so of two
 // processes claiming the same piece of work only one gets to call.
 import type { Selectable, Transaction } from 'kysely';
-import type { AttemptsTable, Database } from './schema.ts';
-import type { Executor } from './sessions.ts';
+import type { AttemptsTable, Database, Executor } from './schema.ts';
 
 type AttemptKind = AttemptsTable['kind'];
 type AttemptState = AttemptsTable['state'];
@@ -27,6 +26,8 @@ export interface Attempt {
   cardLast4: string | null;
   declineCode: string | null;
   error: string | null;
+  /** Set once the processor asked the payer to authenticate the payment (3-D Secure): their page needs it. */
+  clientSecret: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -51,6 +52,7 @@ function toAttempt(row: Selectable<AttemptsTable>): Attempt {
     cardLast4: row.card_last4,
     declineCode: row.decline_code,
     error: row.error,
+    clientSecret: row.client_secret,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -83,6 +85,7 @@ export function startedAttempt(
     cardLast4: null,
     declineCode: null,
     error: null,
+    clientSecret: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -110,6 +113,7 @@ export async function insertAttempt(trx: Transaction<Database>, a: Attempt): Pro
       card_last4: a.cardLast4,
       decline_code: a.declineCode,
       error: a.error,
+      client_secret: a.clientSecret,
       created_at: a.createdAt,
       updated_at: a.updatedAt,
     })
@@ -137,20 +141,103 @@ export async function settleAttempt(
 ): Promise<Attempt | undefined> {
   const row = await trx
     .updateTable('attempts')
-    .set({
+    // What an earlier step learnt (the payment's id when it asked for authentication, its card) stays
+    // unless the outcome says otherwise.
+    .set((eb) => ({
       state: result.state,
-      processor_id: result.processorId ?? null,
-      card_brand: result.cardBrand ?? null,
-      card_last4: result.cardLast4 ?? null,
+      processor_id: result.processorId ?? eb.ref('processor_id'),
+      card_brand: result.cardBrand ?? eb.ref('card_brand'),
+      card_last4: result.cardLast4 ?? eb.ref('card_last4'),
       decline_code: result.declineCode ?? null,
       error: result.error ?? null,
       updated_at: now,
-    })
+    }))
     .where('id', '=', attemptId)
     .where('state', '=', 'started')
     .returningAll()
     .executeTakeFirst();
   return row && toAttempt(row);
+}
+
+/**
+ * Notes that the processor asks the payer to authenticate a started payment: its id there, the secret
+ * the payer's page needs, and the card if it told. Answers the attempt; undefined when it was no longer
+ * started (settled meanwhile by another process) or was already waiting, in which case nothing is written.
+ * updated_at is left alone: it marks the recovery's looks (domain/settling.ts recoveryDueAt).
+ */
+export async function awaitAuthentication(
+  trx: Transaction<Database>,
+  attemptId: string,
+  action: { processorId: string; clientSecret: string; cardBrand?: string; cardLast4?: string },
+): Promise<Attempt | undefined> {
+  const row = await trx
+    .updateTable('attempts')
+    .set({
+      processor_id: action.processorId,
+      client_secret: action.clientSecret,
+      ...(action.cardBrand !== undefined && { card_brand: action.cardBrand }),
+      ...(action.cardLast4 !== undefined && { card_last4: action.cardLast4 }),
+    })
+    .where('id', '=', attemptId)
+    .where('state', '=', 'started')
+    .where('client_secret', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  return row && toAttempt(row);
+}
+
+/**
+ * A refund the processor took and later reported failed (the card was closed, say): the attempt becomes
+ * failed, keeping its processor id, which is how a refund that failed after it was taken is told from one
+ * refused at once. Answers the attempt; undefined when it was not a succeeded refund.
+ */
+export async function failTakenRefund(
+  trx: Transaction<Database>,
+  attemptId: string,
+  error: string,
+  now: number,
+): Promise<Attempt | undefined> {
+  const row = await trx
+    .updateTable('attempts')
+    .set({ state: 'failed', error, updated_at: now })
+    .where('id', '=', attemptId)
+    .where('kind', '=', 'refund')
+    .where('state', '=', 'succeeded')
+    .returningAll()
+    .executeTakeFirst();
+  return row && toAttempt(row);
+}
+
+/** Attempts that name `processorId` (the processor's id of a payment, refund or transfer), oldest first. */
+export async function listAttemptsByProcessorId(db: Executor, processorId: string): Promise<Attempt[]> {
+  const rows = await db
+    .selectFrom('attempts')
+    .selectAll()
+    .where('processor_id', '=', processorId)
+    .orderBy('created_at', 'asc')
+    .execute();
+  return rows.map(toAttempt);
+}
+
+/** The attempt sent with idempotency key `key`. */
+export async function findAttemptByKey(db: Executor, key: string): Promise<Attempt | undefined> {
+  const row = await db
+    .selectFrom('attempts')
+    .selectAll()
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
+  return row && toAttempt(row);
+}
+
+/** Started captures and releases of the hold `targetId`: a processor event about it may settle them. */
+export async function listStartedFollowUps(db: Executor, targetId: string): Promise<Attempt[]> {
+  const rows = await db
+    .selectFrom('attempts')
+    .selectAll()
+    .where('target_id', '=', targetId)
+    .where('state', '=', 'started')
+    .execute();
+  return rows.map(toAttempt);
 }
 
 /** Marks that the recovery asked about a started attempt and got no answer it could use: it asks again later. */

@@ -2,11 +2,83 @@
 // dispatcher at a time, and one delivery_attempts row per attempt. Every claim is a single statement (on
 // PostgreSQL over rows locked with FOR UPDATE SKIP LOCKED), so two dispatchers never hold one delivery.
 import { type Selectable, sql, type Transaction } from 'kysely';
-import type { Database, DeliveriesTable, DeliveryAttemptsTable } from './schema.ts';
-import type { Executor } from './sessions.ts';
+import type { Database, DeliveriesTable, DeliveryAttemptsTable, Executor } from './schema.ts';
 
-export type Delivery = Selectable<DeliveriesTable>;
-export type DeliveryAttempt = Selectable<DeliveryAttemptsTable>;
+export interface Delivery {
+  id: string;
+  eventId: string;
+  merchantId: string;
+  /** The endpoint delivered to; null for the session's webhook_url. */
+  webhookId: string | null;
+  url: string;
+  state: DeliveriesTable['state'];
+  attemptCount: number;
+  /** When the next attempt is due; null once delivered or failed for good. */
+  nextAttemptAt: number | null;
+  /** The dispatcher holding the delivery, and until when. */
+  claim: string | null;
+  claimedUntil: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface DeliveryAttempt {
+  deliveryId: string;
+  /** 1 for the first attempt of the delivery. */
+  number: number;
+  at: number;
+  /** The receiver's HTTP status; null when no answer came. */
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+}
+
+function toDelivery(row: Selectable<DeliveriesTable>): Delivery {
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    merchantId: row.merchant_id,
+    webhookId: row.webhook_id,
+    url: row.url,
+    state: row.state,
+    attemptCount: row.attempt_count,
+    nextAttemptAt: row.next_attempt_at,
+    claim: row.claim,
+    claimedUntil: row.claimed_until,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function deliveryRow(d: Delivery): Selectable<DeliveriesTable> {
+  return {
+    id: d.id,
+    event_id: d.eventId,
+    merchant_id: d.merchantId,
+    webhook_id: d.webhookId,
+    url: d.url,
+    state: d.state,
+    attempt_count: d.attemptCount,
+    next_attempt_at: d.nextAttemptAt,
+    claim: d.claim,
+    claimed_until: d.claimedUntil,
+    created_at: d.createdAt,
+    updated_at: d.updatedAt,
+  };
+}
+
+const toDeliveryAttempt = (row: Selectable<DeliveryAttemptsTable>): DeliveryAttempt => ({
+  deliveryId: row.delivery_id,
+  number: row.number,
+  at: row.at,
+  statusCode: row.status_code,
+  latencyMs: row.latency_ms,
+  error: row.error,
+});
+
+/** Due order: when the next attempt is due, then when the delivery was made. */
+const byDueTime = (a: Delivery, b: Delivery) =>
+  (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0) || a.createdAt - b.createdAt;
 
 /** An event the dispatcher has not fanned out yet, with the session's webhook_url. */
 export interface UndispatchedEvent {
@@ -80,7 +152,7 @@ export async function insertDeliveries(
   for (let i = 0; i < deliveries.length; i += 500) {
     await trx
       .insertInto('deliveries')
-      .values(deliveries.slice(i, i + 500))
+      .values(deliveries.slice(i, i + 500).map(deliveryRow))
       .execute();
   }
 }
@@ -120,7 +192,7 @@ export async function claimDueDeliveries(
   // Another process's deliveries in flight count too: their rows carry a live claim.
   const busy = request.busy.length === 0 ? sql`` : sql`and url not in (${sql.join(request.busy)})`;
   const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
-  const { rows } = await sql<Delivery>`
+  const { rows } = await sql<Selectable<DeliveriesTable>>`
     with candidates as (
       select id, url, next_attempt_at from deliveries
       where state = 'pending' and next_attempt_at <= ${now}
@@ -143,10 +215,7 @@ export async function claimDueDeliveries(
     update deliveries set claim = ${claim}, claimed_until = ${until}, updated_at = ${now}
     where id in (select id from chosen where t <= ${targets})
     returning *`.execute(db);
-  return rows.sort(
-    (a, b) =>
-      Number(a.next_attempt_at) - Number(b.next_attempt_at) || Number(a.created_at) - Number(b.created_at),
-  );
+  return rows.map(toDelivery).sort(byDueTime);
 }
 
 /**
@@ -160,7 +229,7 @@ export async function claimMoreOfUrl(
 ): Promise<Delivery[]> {
   const { now, claim, until, url, limit } = request;
   const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
-  const { rows } = await sql<Delivery>`
+  const { rows } = await sql<Selectable<DeliveriesTable>>`
     update deliveries set claim = ${claim}, claimed_until = ${until}, updated_at = ${now}
     where id in (
       select id from deliveries
@@ -171,10 +240,7 @@ export async function claimMoreOfUrl(
       ${lock}
     )
     returning *`.execute(db);
-  return rows.sort(
-    (a, b) =>
-      Number(a.next_attempt_at) - Number(b.next_attempt_at) || Number(a.created_at) - Number(b.created_at),
-  );
+  return rows.map(toDelivery).sort(byDueTime);
 }
 
 /** Gives back claimed deliveries not attempted (the rest of a chain whose receiver just failed). */
@@ -200,7 +266,7 @@ export interface AttemptOutcome {
 
 /** An attempt to record: the delivery (as claimed) and how the attempt went. */
 export interface AttemptRecord {
-  delivery: Pick<Delivery, 'id' | 'attempt_count'>;
+  delivery: Pick<Delivery, 'id' | 'attemptCount'>;
   outcome: AttemptOutcome;
 }
 
@@ -249,7 +315,7 @@ export async function recordDeliveryAttempts(
     .map((r) => ({
       delivery_id: r.delivery.id,
       // The claim held the delivery since it was read: nobody else attempted it meanwhile.
-      number: r.delivery.attempt_count + 1,
+      number: r.delivery.attemptCount + 1,
       at: r.outcome.at,
       status_code: r.outcome.statusCode,
       latency_ms: r.outcome.latencyMs,
@@ -311,5 +377,8 @@ export async function listDeliveriesOfEvent(
     )
     .orderBy('number')
     .execute();
-  return deliveries.map((d) => ({ ...d, attempts: attempts.filter((a) => a.delivery_id === d.id) }));
+  return deliveries.map((d) => ({
+    ...toDelivery(d),
+    attempts: attempts.filter((a) => a.delivery_id === d.id).map(toDeliveryAttempt),
+  }));
 }

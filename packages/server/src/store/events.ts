@@ -1,8 +1,7 @@
 // The events outbox table: an event row is written in the same transaction as the change it reports
 // (events/outbox.ts builds the payload), and delivery reads the rows afterwards.
 import type { Transaction } from 'kysely';
-import type { Database } from './schema.ts';
-import type { Executor } from './sessions.ts';
+import type { Database, Executor } from './schema.ts';
 
 export interface EventRow {
   id: string;

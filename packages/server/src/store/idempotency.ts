@@ -3,8 +3,7 @@
 // answer is stored sealed with a key derived from it (flows/idempotency.ts).
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from './db.ts';
-import type { Database } from './schema.ts';
-import type { Executor } from './sessions.ts';
+import type { Database, Executor } from './schema.ts';
 
 export interface IdempotencyRecord {
   requestHash: string;

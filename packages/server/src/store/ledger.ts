@@ -3,8 +3,7 @@
 // line.
 import type { Selectable, Transaction } from 'kysely';
 import type { LedgerLine } from '../domain/ledger.ts';
-import type { Database, LedgerLinesTable } from './schema.ts';
-import type { Executor } from './sessions.ts';
+import type { Database, Executor, LedgerLinesTable } from './schema.ts';
 
 export interface StoredLedgerLine extends LedgerLine {
   id: string;

@@ -2,8 +2,7 @@
 // payers' credentials (the /s/{shareId} link), so lookups by share id need no merchant.
 import type { Selectable, Transaction } from 'kysely';
 import { assertMemberTransition, type MemberStatus } from '../domain/session-state.ts';
-import type { Database, MembersTable } from './schema.ts';
-import type { Executor } from './sessions.ts';
+import type { Database, Executor, MembersTable } from './schema.ts';
 
 interface ItemShare {
   itemIndex: number;
@@ -168,6 +167,27 @@ export async function startPaying(
     .where('id', '=', memberId)
     .where('status', '=', 'pending')
     .where('paying_attempt_id', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * A paying member's bank asks them to authenticate the payment (3-D Secure): the member becomes
+ * authenticating, still paying with `attemptId`; false when it is not pending and paying with it.
+ */
+export async function startAuthenticating(
+  trx: Transaction<Database>,
+  memberId: string,
+  attemptId: string,
+  now: number,
+): Promise<boolean> {
+  assertMemberTransition('pending', 'authenticating');
+  const result = await trx
+    .updateTable('members')
+    .set({ status: 'authenticating', failure: null, updated_at: now })
+    .where('id', '=', memberId)
+    .where('status', '=', 'pending')
+    .where('paying_attempt_id', '=', attemptId)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }

@@ -3,9 +3,8 @@ import type { Selectable, Transaction } from 'kysely';
 import type { PreviousSecret } from '../domain/rotation.ts';
 import { ids, KEY_PREFIX_LENGTH, type KeyEnvironment, sha256 } from '../ids.ts';
 import type { Db } from './db.ts';
-import type { Database, MerchantsTable } from './schema.ts';
+import type { Database, Executor, MerchantsTable } from './schema.ts';
 import { type SecretBox, type SecretColumn, secretContext } from './secrets.ts';
-import type { Executor } from './sessions.ts';
 
 export interface Merchant {
   id: string;

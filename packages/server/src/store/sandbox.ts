@@ -1,8 +1,7 @@
 // The sandbox processor's own records (processor/sandbox.ts): what a real processor would keep on its
 // side, kept in our database so that they survive restarts and reconcile can compare them with ours.
 import type { Selectable, Transaction } from 'kysely';
-import type { Database, SandboxOperationsTable } from './schema.ts';
-import type { Executor } from './sessions.ts';
+import type { Database, Executor, SandboxOperationsTable } from './schema.ts';
 
 export interface SandboxRecord {
   key: string;
@@ -16,6 +15,8 @@ export interface SandboxRecord {
   state: string;
   /** The answer given for this key, as JSON: the same key answers it again. */
   outcome: string;
+  /** A payment waiting on the payer's authentication: the secret their page hands back. */
+  clientSecret: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -29,6 +30,7 @@ const toRecord = (row: Selectable<SandboxOperationsTable>): SandboxRecord => ({
   currency: row.currency,
   state: row.state,
   outcome: row.outcome,
+  clientSecret: row.client_secret,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -65,6 +67,7 @@ export async function insertSandboxRecord(db: Executor, r: SandboxRecord): Promi
       currency: r.currency,
       state: r.state,
       outcome: r.outcome,
+      client_secret: r.clientSecret,
       created_at: r.createdAt,
       updated_at: r.updatedAt,
     })
@@ -84,6 +87,51 @@ export async function moveSandboxObject(
     .set({ state: to, updated_at: now })
     .where('id', '=', id)
     .where('kind', 'in', ['charge', 'authorize'])
+    .where('state', 'in', from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** The payment waiting on the authentication that `clientSecret` names. */
+export async function findSandboxRecordByClientSecret(
+  db: Executor,
+  clientSecret: string,
+): Promise<SandboxRecord | undefined> {
+  const row = await db
+    .selectFrom('sandbox_operations')
+    .selectAll()
+    .where('client_secret', '=', clientSecret)
+    .executeTakeFirst();
+  return row && toRecord(row);
+}
+
+/** The sandbox's record of dispute `id`. */
+export async function findSandboxDispute(db: Executor, id: string): Promise<SandboxRecord | undefined> {
+  const row = await db
+    .selectFrom('sandbox_operations')
+    .selectAll()
+    .where('id', '=', id)
+    .where('kind', '=', 'dispute')
+    .executeTakeFirst();
+  return row && toRecord(row);
+}
+
+/**
+ * Moves the record answering `key` from one of `from` to `state`, and with it the answer the key gives
+ * from now on; false when it was not in `from`.
+ */
+export async function rewriteSandboxRecord(
+  db: Executor,
+  key: string,
+  from: string[],
+  state: string,
+  outcome: string,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('sandbox_operations')
+    .set({ state, outcome, updated_at: now })
+    .where('idempotency_key', '=', key)
     .where('state', 'in', from)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;

@@ -1,6 +1,8 @@
 // Row types of every table, as Kysely sees them. Timestamps are integer milliseconds since the epoch,
 // money is integer minor units, booleans are 0/1 and JSON is stored as text: one shape on SQLite and
 // PostgreSQL alike.
+import type { Kysely, Transaction } from 'kysely';
+
 export interface MerchantsTable {
   id: string;
   name: string;
@@ -86,6 +88,7 @@ export interface SessionsTable {
   group_token: string;
   merchant_fee_ppm: number;
   consumer_fee_ppm: number;
+  charge_step: number;
   created_at: number;
   updated_at: number;
   expires_at: number;
@@ -106,7 +109,7 @@ export interface MembersTable {
   basis_points: number | null;
   items: string | null;
   share_id: string;
-  status: 'pending' | 'authorized' | 'paid' | 'refunded' | 'released';
+  status: 'pending' | 'authenticating' | 'authorized' | 'paid' | 'refunded' | 'released';
   is_organizer: number;
   last_reminded_at: number | null;
   paying_attempt_id: string | null;
@@ -179,6 +182,11 @@ export interface AttemptsTable {
   card_last4: string | null;
   decline_code: string | null;
   error: string | null;
+  /**
+   * When the processor asked the payer to authenticate the payment (3-D Secure): the secret their page
+   * hands the processor's script. Kept once the attempt is settled, as the record that it asked.
+   */
+  client_secret: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -192,8 +200,41 @@ export interface SandboxOperationsTable {
   currency: string;
   state: string;
   outcome: string;
+  client_secret: string | null;
   created_at: number;
   updated_at: number;
+}
+
+interface ProcessorEventsTable {
+  /** The processor's event id (Stripe's evt_…, the sandbox's sbxevt_…). */
+  id: string;
+  type: string;
+  /** The event as flows read it (processor/types.ts ProcessorEvent), JSON. */
+  payload: string;
+  received_at: number;
+  /** Not handled before this (the sandbox's disputes open a few seconds after the charge). */
+  due_at: number;
+  /** A process handling it holds it until then. */
+  claimed_until: number | null;
+  processed_at: number | null;
+  tries: number;
+  error: string | null;
+}
+
+export interface DisputesTable {
+  id: string;
+  merchant_id: string;
+  session_id: string;
+  member_id: string;
+  /** The member's payment (charge, or the hold that was captured) the dispute is on. */
+  attempt_id: string;
+  amount_cents: number;
+  currency: string;
+  reason: string;
+  status: 'needs_response' | 'won' | 'lost';
+  created_at: number;
+  updated_at: number;
+  closed_at: number | null;
 }
 
 export interface LedgerLinesTable {
@@ -222,5 +263,10 @@ export interface Database {
   delivery_attempts: DeliveryAttemptsTable;
   attempts: AttemptsTable;
   sandbox_operations: SandboxOperationsTable;
+  processor_events: ProcessorEventsTable;
+  disputes: DisputesTable;
   ledger_lines: LedgerLinesTable;
 }
+
+/** What a named query runs on: the database, or a transaction a flow holds open. */
+export type Executor = Kysely<Database> | Transaction<Database>;

@@ -6,7 +6,7 @@
 // it is, so a database from before encryption keeps working until `group-checkout secrets rotate`.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Executor } from './sessions.ts';
+import type { Executor } from './schema.ts';
 
 const VERSION = 'enc:v1:';
 const IV_BYTES = 12;

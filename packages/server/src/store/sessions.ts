@@ -1,16 +1,15 @@
 // Sessions (their members are in members.ts). Every function takes the merchant id where a merchant asks, so another
 // merchant's session is simply not found (docs/architecture.md); pay-page lookups go by token or share id.
 import type { Cart } from '@group-checkout/node';
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
 import type { ResolvedGroupConfig } from '../domain/group-config.ts';
 import { assertTransition, type SessionStatus } from '../domain/session-state.ts';
 import type { SplitMode } from '../domain/split.ts';
 import { type Attempt, listSessionAttempts } from './attempts.ts';
 import type { Db } from './db.ts';
+import { type Dispute, listSessionDisputes } from './disputes.ts';
 import { listMembers, type Member } from './members.ts';
-import type { Database, SessionsTable } from './schema.ts';
-
-export type Executor = Kysely<Database> | Transaction<Database>;
+import type { Database, Executor, SessionsTable } from './schema.ts';
 
 type GroupConfig = ResolvedGroupConfig;
 
@@ -40,6 +39,11 @@ export interface Session {
   groupToken: string;
   merchantFeePpm: number;
   consumerFeePpm: number;
+  /**
+   * The step the processor charges the session's currency in (processor/currencies.ts), fixed at create
+   * like the fee rates: every share, fee and transfer of the session is a multiple of it.
+   */
+  chargeStep: number;
   createdAt: number;
   updatedAt: number;
   expiresAt: number;
@@ -76,6 +80,7 @@ function toSession(row: Selectable<SessionsTable>): Session {
     groupToken: row.group_token,
     merchantFeePpm: row.merchant_fee_ppm,
     consumerFeePpm: row.consumer_fee_ppm,
+    chargeStep: row.charge_step,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     expiresAt: row.expires_at,
@@ -115,6 +120,7 @@ export async function insertSession(trx: Transaction<Database>, session: Session
       group_token: session.groupToken,
       merchant_fee_ppm: session.merchantFeePpm,
       consumer_fee_ppm: session.consumerFeePpm,
+      charge_step: session.chargeStep,
       created_at: session.createdAt,
       updated_at: session.updatedAt,
       expires_at: session.expiresAt,
@@ -160,6 +166,8 @@ export interface SessionWithMembers {
   members: Member[];
   /** The session's processor attempts; loaded only once money has moved (a member not pending, or funded). */
   attempts: Attempt[];
+  /** Disputes on its members' payments; loaded, like attempts, only once money has moved. */
+  disputes: Dispute[];
 }
 
 /**
@@ -189,7 +197,13 @@ async function loadSessionWithMembers(
   // Charges, refunds and the transfer all come from attempts that succeeded, and each moved a member out
   // of pending (or funded the session): a session without either has none, and costs no third query.
   const moved = session.status === 'funded' || members.some((m) => m.status !== 'pending');
-  return { session, members, attempts: moved ? await listSessionAttempts(db.kysely, sessionId) : [] };
+  if (!moved) return { session, members, attempts: [], disputes: [] };
+  return {
+    session,
+    members,
+    attempts: await listSessionAttempts(db.kysely, sessionId),
+    disputes: await listSessionDisputes(db.kysely, sessionId),
+  };
 }
 
 export async function findSessionByOrganizerTokenHash(

@@ -2,9 +2,8 @@
 // endpoint is simply not found.
 import type { Selectable, Transaction } from 'kysely';
 import type { PreviousSecret } from '../domain/rotation.ts';
-import type { Database, WebhookEndpointsTable } from './schema.ts';
+import type { Database, Executor, WebhookEndpointsTable } from './schema.ts';
 import { SECRET_COLUMNS, type SecretBox, type SecretColumn, secretContext } from './secrets.ts';
-import type { Executor } from './sessions.ts';
 
 export interface WebhookEndpoint {
   id: string;

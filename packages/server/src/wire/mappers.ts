@@ -8,6 +8,7 @@ import { formatRate } from '../domain/money.ts';
 import { chargeIds, paymentOf, type RefundFacts, refundsOf } from '../domain/settling.ts';
 import type { Attempt } from '../store/attempts.ts';
 import type { Delivery, DeliveryAttempt } from '../store/deliveries.ts';
+import type { Dispute } from '../store/disputes.ts';
 import type { Member } from '../store/members.ts';
 import type { Session, SessionListItem } from '../store/sessions.ts';
 import type { WebhookEndpoint } from '../store/webhooks.ts';
@@ -37,7 +38,7 @@ type MemberBasics = Pick<Member, 'id' | 'name' | 'amountCents' | 'status' | 'isO
 export type MemberView =
   | { kind: 'merchant' }
   | { kind: 'member' }
-  | { kind: 'organizer'; links: PayLinks; consumerFeePpm: number };
+  | { kind: 'organizer'; links: PayLinks; consumerFeePpm: number; chargeStep: number };
 
 const MERCHANT_VIEW: MemberView = { kind: 'merchant' };
 
@@ -64,7 +65,7 @@ export function memberToWire(m: MemberBasics & Partial<Member>, view: MemberView
     items: full.items?.map((i) => ({ item_index: i.itemIndex, quantity: i.quantity })) ?? null,
     share_id: full.shareId,
     share_url: view.links.share(full.shareId),
-    amount_due_cents: chargeAmount(full.amountCents, view.consumerFeePpm),
+    amount_due_cents: chargeAmount(full.amountCents, view.consumerFeePpm, view.chargeStep),
   };
 }
 
@@ -84,12 +85,18 @@ function groupToWire(session: Session, members: readonly Member[]) {
   };
 }
 
-/** The money of a session: charge ids, the transfer id, and for a closed session its refunds. */
-function moneyToWire(session: Session, members: readonly Member[], attempts: readonly Attempt[]) {
+/** The money of a session: charge ids, the transfer id, disputes, and for a closed session its refunds. */
+function moneyToWire(
+  session: Session,
+  members: readonly Member[],
+  attempts: readonly Attempt[],
+  disputes: readonly Dispute[],
+) {
   const transfer = attempts.find((a) => a.kind === 'transfer' && a.state === 'succeeded');
   return {
     charges: chargeIds(attempts),
     transfer: transfer?.processorId ?? null,
+    disputes: disputes.map(disputeToWire),
     refunds: refundsOf(session, members, attempts).map(refundToWire),
   };
 }
@@ -99,6 +106,7 @@ export function sessionToWire(
   session: Session,
   members: readonly Member[],
   attempts: readonly Attempt[],
+  disputes: readonly Dispute[],
   withCustomer: boolean,
 ) {
   return {
@@ -110,7 +118,7 @@ export function sessionToWire(
     currency: session.currency,
     total_cents: session.totalCents,
     group: groupToWire(session, members),
-    ...moneyToWire(session, members, attempts),
+    ...moneyToWire(session, members, attempts, disputes),
     ...(withCustomer && session.customer ? { customer: session.customer } : {}),
   };
 }
@@ -145,6 +153,15 @@ const refundToWire = (r: RefundView) => ({
   member_id: r.memberId,
   amount_cents: r.amountCents,
   status: r.status,
+  failure_reason: r.failureReason,
+});
+
+const disputeToWire = (d: Dispute) => ({
+  id: d.id,
+  member_id: d.memberId,
+  amount_cents: d.amountCents,
+  reason: d.reason,
+  status: d.status,
 });
 
 /** The answer to a cancel or an expiry, wherever it was asked for. */
@@ -174,6 +191,13 @@ function paymentToWire(member: Member, attempts: readonly Attempt[]) {
   };
 }
 
+/** While the member's bank asks them to authenticate their payment: what their page hands the processor. */
+function nextActionOf(member: Member, attempts: readonly Attempt[]) {
+  if (member.status !== 'authenticating') return null;
+  const paying = attempts.find((a) => a.id === member.payingAttemptId);
+  return paying?.clientSecret ? { type: 'authenticate' as const, client_secret: paying.clientSecret } : null;
+}
+
 /** One member's share as the payer's page shows it, with their payment once there is one. */
 export function shareToWire(
   session: Session,
@@ -193,10 +217,11 @@ export function shareToWire(
     member: memberToWire(member),
     status: member.status,
     amount_cents: member.amountCents,
-    consumer_fee_cents: consumerFee(member.amountCents, session.consumerFeePpm),
-    amount_due_cents: chargeAmount(member.amountCents, session.consumerFeePpm),
+    consumer_fee_cents: consumerFee(member.amountCents, session.consumerFeePpm, session.chargeStep),
+    amount_due_cents: chargeAmount(member.amountCents, session.consumerFeePpm, session.chargeStep),
     capture: session.groupConfig.capture,
     failure: member.failure,
+    next_action: nextActionOf(member, attempts),
     payment: paymentToWire(member, attempts),
     cart: cartToWire(session.cart),
     ...(members ? { group: shareGroupToWire(session, members) } : {}),
@@ -224,7 +249,12 @@ export function payPageToWire(
   const cfg = session.groupConfig;
   const view: MemberView =
     role === 'organizer'
-      ? { kind: 'organizer', links, consumerFeePpm: session.consumerFeePpm }
+      ? {
+          kind: 'organizer',
+          links,
+          consumerFeePpm: session.consumerFeePpm,
+          chargeStep: session.chargeStep,
+        }
       : { kind: 'member' };
   return {
     role,
@@ -266,17 +296,17 @@ export const endpointToWire = (e: WebhookEndpoint) => ({
 
 const deliveryToWire = (d: Delivery & { attempts: DeliveryAttempt[] }) => ({
   id: d.id,
-  webhook_id: d.webhook_id,
+  webhook_id: d.webhookId,
   url: d.url,
   state: d.state,
   attempts: d.attempts.map((a) => ({
-    at: toIso(Number(a.at)),
-    status_code: a.status_code,
-    latency_ms: a.latency_ms,
+    at: toIso(a.at),
+    status_code: a.statusCode,
+    latency_ms: a.latencyMs,
     error: a.error,
   })),
-  next_attempt_at: d.next_attempt_at === null ? null : toIso(Number(d.next_attempt_at)),
-  created_at: toIso(Number(d.created_at)),
+  next_attempt_at: d.nextAttemptAt === null ? null : toIso(d.nextAttemptAt),
+  created_at: toIso(d.createdAt),
 });
 
 export const eventDetailToWire = (detail: {

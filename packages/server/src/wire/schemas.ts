@@ -5,9 +5,9 @@
 // answer also carries request_id, which the API adds (api/schemas.ts withRequestId).
 import Type from 'typebox';
 import { CART_LIMITS } from '../domain/cart.ts';
+import { EVENT_TYPES, type EventType } from '../domain/event-types.ts';
 import { CAPTURE_MODES, GROUP_LIMITS } from '../domain/group-config.ts';
 import { SPLIT_MODES, type SplitMode } from '../domain/split.ts';
-import { EVENT_TYPES, type EventType } from '../events/types.ts';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC.' });
 
@@ -145,7 +145,7 @@ export const MemberSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
   amount_cents: Type.Integer(),
-  status: Type.String({ description: 'pending, authorized, paid, refunded or released.' }),
+  status: Type.String({ description: 'pending, authenticating, authorized, paid, refunded or released.' }),
 });
 
 /** A member as the hosted pages show them to a member of the group. */
@@ -172,8 +172,21 @@ const RefundSchema = Type.Object({
   member_id: Type.String(),
   amount_cents: Type.Integer({ description: 'All the member was charged: share plus consumer fee.' }),
   status: Type.String({
-    description: 'pending, succeeded or failed (failed tries are retried until they succeed).',
+    description:
+      'pending, succeeded or failed. A refund refused when asked is tried again until it succeeds; one the processor took and later reported failed (the card was closed) waits for an operator (docs/operations.md).',
   }),
+  failure_reason: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why a failed refund failed, as the processor said it (expired_or_canceled_card, …).',
+  }),
+});
+
+/** A dispute (chargeback) a payer opened with their bank on their share's payment. */
+export const DisputeSchema = Type.Object({
+  id: Type.String({ description: 'The processor’s dispute id (dp_…, du_…).' }),
+  member_id: Type.String(),
+  amount_cents: Type.Integer({ description: 'What the bank holds back while it decides.' }),
+  reason: Type.String({ description: 'The bank’s reason, as the processor says it (fraudulent, …).' }),
+  status: Type.Union([Type.Literal('needs_response'), Type.Literal('won'), Type.Literal('lost')]),
 });
 
 export const GroupSchema = Type.Object({
@@ -196,6 +209,9 @@ export const SessionDetailSchema = Type.Object({
   group: GroupSchema,
   charges: Type.Array(Type.String(), { description: 'Processor charge ids of paid shares.' }),
   transfer: Type.Union([Type.String(), Type.Null()], { description: 'Processor transfer id once funded.' }),
+  disputes: Type.Array(DisputeSchema, {
+    description: 'Disputes (chargebacks) on members’ payments, oldest first.',
+  }),
   refunds: Type.Array(RefundSchema, {
     description: 'Cancelled or expired: one per paid share, with the state of its refund.',
   }),
@@ -256,8 +272,21 @@ export const ShareSchema = Type.Object({
   expires_at: Timestamp,
   member: MemberSchema,
   status: Type.String({
-    description: 'The share’s status: pending, authorized, paid, refunded or released.',
+    description: 'The share’s status: pending, authenticating, authorized, paid, refunded or released.',
   }),
+  next_action: Type.Union(
+    [
+      Type.Object({
+        type: Type.Literal('authenticate'),
+        client_secret: Type.String({
+          description:
+            'Hand it to Stripe.js handleNextAction (with Stripe) or to POST /sandbox/authenticate (sandbox), then call POST /shares/{shareId}/refresh.',
+        }),
+      }),
+      Type.Null(),
+    ],
+    { description: 'While the share is authenticating: what the payer’s page must do (3-D Secure).' },
+  ),
   amount_cents: Type.Integer({ description: 'The share, without the consumer fee.' }),
   consumer_fee_cents: Type.Integer(),
   amount_due_cents: Type.Integer({ description: 'Share plus the consumer fee: what the card is charged.' }),
@@ -340,6 +369,8 @@ export const EventSchema = Type.Object({
     charges: Type.Array(Type.String()),
     member: Type.Optional(MemberSchema),
     transfer: Type.Optional(Type.String()),
+    refund: Type.Optional(RefundSchema),
+    dispute: Type.Optional(DisputeSchema),
   }),
 });
 

@@ -163,6 +163,7 @@ for (const dialect of DIALECTS) {
           amount_due_cents: 3384,
           capture: 'immediate',
           failure: null,
+          next_action: null,
           payment: null,
           cart: 'x',
           group: { size: 3, paid_count: 0, total_cents: 10000, paid_amount: 0, pending_amount: 10000 },

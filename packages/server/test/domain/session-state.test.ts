@@ -35,14 +35,19 @@ describe('session transitions', () => {
 });
 
 describe('member transitions', () => {
-  test('pending → paid → refunded; pending → authorized → paid, released, or back to pending; nothing else', () => {
+  test('pending → paid → refunded (→ paid when the refund fails); pending → authorized → paid, released, or back to pending; pending → authenticating → paid, authorized or back to pending; nothing else', () => {
     const allowed = new Set([
       'pending>paid',
       'paid>refunded',
+      'refunded>paid',
       'pending>authorized',
       'authorized>paid',
       'authorized>released',
       'authorized>pending',
+      'pending>authenticating',
+      'authenticating>paid',
+      'authenticating>authorized',
+      'authenticating>pending',
     ]);
     for (const from of MEMBER_STATUSES) {
       for (const to of MEMBER_STATUSES) {

@@ -10,6 +10,7 @@ import {
 } from '../../src/domain/settling.ts';
 
 const NOW = 1_000_000;
+const TIMES = { recoveryAfterMs: 90_000, authTimeoutMs: 900_000 };
 const member = (id: string, status: MemberFacts['status'], over: Partial<MemberFacts> = {}): MemberFacts => ({
   id,
   amountCents: 5000,
@@ -27,6 +28,7 @@ const attempt = (over: Partial<AttemptFacts>): AttemptFacts => ({
   feeCents: 50,
   state: 'succeeded',
   processorId: `ch_${n}`,
+  clientSecret: null,
   createdAt: NOW - 1000,
   updatedAt: NOW - 1000,
   ...over,
@@ -118,25 +120,19 @@ test('a failed try waits: 5 s after the first failure, 30 s after the second; no
 
 test('nextSettleAt: the recovery of a call in flight, due work, the closing of a closed session, or nothing', () => {
   const pending = session('pending');
-  assert.equal(nextSettleAt(pending, [member('a', 'pending')], [], NOW, 90_000), null);
+  assert.equal(nextSettleAt(pending, [member('a', 'pending')], [], NOW, TIMES), null);
   const inFlight = attempt({ state: 'started', createdAt: NOW - 10_000 });
   assert.equal(
-    nextSettleAt(
-      pending,
-      [member('a', 'pending', { payingAttemptId: inFlight.id })],
-      [inFlight],
-      NOW,
-      90_000,
-    ),
+    nextSettleAt(pending, [member('a', 'pending', { payingAttemptId: inFlight.id })], [inFlight], NOW, TIMES),
     NOW + 80_000,
   );
   assert.equal(
-    nextSettleAt(session('cancelled'), [member('a', 'pending')], [], NOW, 90_000),
+    nextSettleAt(session('cancelled'), [member('a', 'pending')], [], NOW, TIMES),
     NOW,
     'the closing event is owed',
   );
   assert.equal(
-    nextSettleAt({ ...session('cancelled'), settledAt: NOW }, [member('a', 'pending')], [], NOW, 90_000),
+    nextSettleAt({ ...session('cancelled'), settledAt: NOW }, [member('a', 'pending')], [], NOW, TIMES),
     null,
   );
 });
@@ -145,13 +141,13 @@ test('refundsOf: pending until tried, failed after a failed try, succeeded with 
   const paid = attempt({ memberId: 'a' });
   const s = session('cancelled');
   assert.deepEqual(refundsOf(s, [member('a', 'paid')], [paid]), [
-    { id: null, memberId: 'a', amountCents: 5050, status: 'pending' },
+    { id: null, memberId: 'a', amountCents: 5050, status: 'pending', failureReason: null },
   ]);
   const failed = attempt({ kind: 'refund', targetId: paid.processorId, state: 'failed' });
   assert.equal(refundsOf(s, [member('a', 'paid')], [paid, failed])[0]?.status, 'failed');
   const done = attempt({ kind: 'refund', targetId: paid.processorId, processorId: 're_1' });
   assert.deepEqual(refundsOf(s, [member('a', 'refunded')], [paid, failed, done]), [
-    { id: 're_1', memberId: 'a', amountCents: 5050, status: 'succeeded' },
+    { id: 're_1', memberId: 'a', amountCents: 5050, status: 'succeeded', failureReason: null },
   ]);
   assert.deepEqual(
     refundsOf(session('funded'), [member('a', 'paid')], [paid]),

@@ -615,3 +615,176 @@ describe('properties', () => {
     );
   });
 });
+
+// In a currency charged in steps (KWD in tens of fils, MGA in whole ariary): shares still add up to the
+// total exactly, and every pending share is a whole number of steps.
+describe('worked examples in steps', () => {
+  test('equal: KWD 10.000 over three is 3.340, 3.330, 3.330 (leftover steps to the first)', () => {
+    assert.deepEqual(
+      amountsOf(splitTotal({ mode: 'equal', total: 10_000, members: names(3), step: 10, ...noItems })),
+      [3_340, 3_330, 3_330],
+    );
+  });
+
+  test('percentage: MGA 1,000.00 by 1/3 each is whole ariary', () => {
+    const members = [3_333, 3_333, 3_334].map((basisPoints, i) => ({ name: `m${i}`, basisPoints }));
+    assert.deepEqual(
+      amountsOf(splitTotal({ mode: 'percentage', total: 100_000, members, step: 100, ...noItems })),
+      [33_300, 33_300, 33_400],
+    );
+  });
+
+  test('itemized: item subtotals off the step are rounded by largest remainder, the sum kept', () => {
+    // KWD: items 1.234 and 2.345, shipping 0.421: 4.000 in all. The shipping spread 1234:2345 by largest
+    // remainder is 0.145 and 0.276, so the exact shares are 1.379 and 2.621; in steps of 0.010 they are
+    // 1.370 and 2.620 with one step left, which goes to the larger remainder (9 against 1): 1.380, 2.620.
+    const members = [
+      { name: 'Ada', items: [{ itemIndex: 0, quantity: 1 }] },
+      { name: 'Ben', items: [{ itemIndex: 1, quantity: 1 }] },
+    ];
+    const items = [
+      { quantity: 1, unitPrice: 1_234 },
+      { quantity: 1, unitPrice: 2_345 },
+    ];
+    const amounts = amountsOf(
+      splitTotal({ mode: 'itemized', total: 4_000, members, items, extras: 421, step: 10 }),
+    );
+    assert.deepEqual(amounts, [1_380, 2_620]);
+  });
+
+  test('custom and host-pays: an amount off the step is refused, naming the member', () => {
+    const custom = [
+      { name: 'Ada', amountCents: 6_005 },
+      { name: 'Ben', amountCents: 3_995 },
+    ];
+    assert.deepEqual(
+      errorsOf(splitTotal({ mode: 'custom', total: 10_000, members: custom, step: 10, ...noItems })),
+      [
+        'members[0].amount_cents (Ada) must be a multiple of 10, the step a card is charged in this currency; got 6005',
+        'members[1].amount_cents (Ben) must be a multiple of 10, the step a card is charged in this currency; got 3995',
+      ],
+    );
+    const hostPays = [{ name: 'Host' }, { name: 'Guest', amountCents: 1_234 }];
+    assert.deepEqual(
+      errorsOf(splitTotal({ mode: 'host-pays', total: 10_000, members: hostPays, step: 10, ...noItems })),
+      [
+        'members[1].amount_cents (Guest) must be a multiple of 10, the step a card is charged in this currency; got 1234',
+      ],
+    );
+    // 0 is a whole number of steps: the organizer pays it all.
+    const free = [{ name: 'Host' }, { name: 'Guest', amountCents: 0 }];
+    assert.deepEqual(
+      amountsOf(splitTotal({ mode: 'host-pays', total: 10_000, members: free, step: 10, ...noItems })),
+      [10_000, 0],
+    );
+  });
+
+  test('a total off the step is refused', () => {
+    assert.deepEqual(
+      errorsOf(splitTotal({ mode: 'equal', total: 10_005, members: names(2), step: 10, ...noItems })),
+      ['total 10005 is not a multiple of 10, the step this currency is charged in'],
+    );
+  });
+
+  test('a paid share off the step (made before steps applied) leaves a rest that cannot be divided', () => {
+    const result = splitTotal({
+      mode: 'equal',
+      total: 10_000,
+      members: names(3),
+      locked: [3_333, null, null],
+      step: 10,
+      ...noItems,
+    });
+    assert.deepEqual(errorsOf(result), [
+      'the 6667 left to pay is not a multiple of 10, the step this currency is charged in',
+    ]);
+  });
+});
+
+const stepArb = fc.constantFrom(1, 10, 100);
+
+/** A total in steps, a group size, and the step. */
+const baseArb = fc.record({
+  step: stepArb,
+  units: fc.integer({ min: 0, max: 999_999 }),
+  n: fc.integer({ min: 1, max: 20 }),
+});
+
+/** n parts of `units` steps, each a multiple of `step`. */
+const partsArb = (units: number, n: number, step: number) =>
+  fc.array(fc.integer({ min: 0, max: units }), { minLength: n - 1, maxLength: n - 1 }).map((cuts) => {
+    const points = [0, ...cuts.sort((a, b) => a - b), units];
+    return points.slice(1).map((point, i) => (point - points[i]!) * step);
+  });
+
+const caseArb = baseArb.chain(({ step, units, n }) => {
+  const total = units * step;
+  const equal = fc.constant({ mode: 'equal' as const, total, step, members: names(n), ...noItems });
+  const percentage = partsArb(10_000, n, 1).map((points) => ({
+    mode: 'percentage' as const,
+    total,
+    step,
+    members: points.map((basisPoints, i) => ({ name: `m${i}`, basisPoints })),
+    ...noItems,
+  }));
+  const custom = partsArb(units, n, step).map((parts) => ({
+    mode: 'custom' as const,
+    total,
+    step,
+    members: parts.map((amountCents, i) => ({ name: `m${i}`, amountCents })),
+    ...noItems,
+  }));
+  const hostPays = partsArb(units, n, step).map((parts) => ({
+    mode: 'host-pays' as const,
+    total,
+    step,
+    members: [{ name: 'host' }, ...parts.slice(1).map((amountCents, i) => ({ name: `m${i}`, amountCents }))],
+    ...noItems,
+  }));
+  // Items at any price (off the step), the extras making up the total in steps.
+  const itemized = fc
+    .array(
+      fc.record({ quantity: fc.integer({ min: 1, max: 4 }), unitPrice: fc.integer({ min: 0, max: 50_000 }) }),
+      {
+        minLength: 1,
+        maxLength: 6,
+      },
+    )
+    .chain((items) => {
+      const itemsSum = items.reduce((sum, item) => sum + item.quantity * item.unitPrice, 0);
+      const itemTotal = Math.ceil(itemsSum / step) * step + units * step;
+      const units$ = items.flatMap((item, itemIndex) =>
+        Array.from({ length: item.quantity }, () => itemIndex),
+      );
+      return fc
+        .array(fc.integer({ min: 0, max: n - 1 }), { minLength: units$.length, maxLength: units$.length })
+        .map((owners) => ({
+          mode: 'itemized' as const,
+          total: itemTotal,
+          step,
+          items,
+          extras: itemTotal - itemsSum,
+          members: names(n).map((member, m) => ({
+            ...member,
+            items: units$.flatMap((itemIndex, u) => (owners[u] === m ? [{ itemIndex, quantity: 1 }] : [])),
+          })),
+        }));
+    });
+  return fc.oneof(equal, percentage, custom, hostPays, itemized);
+});
+
+test('property: shares add up to the total and are each a whole number of steps', () => {
+  fc.assert(
+    fc.property(caseArb, (input) => {
+      const result = splitTotal(input);
+      assert.ok(result.ok, JSON.stringify({ input, result }));
+      assert.equal(
+        result.amounts.reduce((a, b) => a + b, 0),
+        input.total,
+      );
+      for (const amount of result.amounts)
+        assert.equal(amount % input.step, 0, JSON.stringify({ input, result }));
+    }),
+    { numRuns: 500 },
+  );
+});

@@ -171,6 +171,7 @@ for (const dialect of DIALECTS) {
             groupToken: ids.groupToken(),
             merchantFeePpm: 20_100,
             consumerFeePpm: 10_000,
+            chargeStep: 1,
             organizerTokenHash: sha256(ids.organizerToken()),
             // A millisecond no other session of this merchant has (created_at is unique per merchant).
             createdAt: now + 7_777,

@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { RouteOptions } from 'fastify';
 import { Redis } from 'ioredis';
-import { type App, buildApp } from '../../src/app.ts';
+import { buildApp } from '../../src/app.ts';
+import type { App } from '../../src/app-type.ts';
 import type { Clock } from '../../src/clock.ts';
 import { DEFAULT_RATE_LIMITS, loadConfig } from '../../src/config.ts';
 import type { Deps } from '../../src/deps.ts';
@@ -88,6 +89,17 @@ export interface StartOptions {
 /** SECRETS_KEY of a production test app unless the test sets its own: production requires one. */
 export const TEST_SECRETS_KEY = '95587782d90aefeaa06530ce563ec1110482715b3cc34db7363ed9010c04b8fc';
 
+/**
+ * What production needs besides SECRETS_KEY unless the test sets its own: Stripe, and its webhooks'
+ * secret (production refuses the sandbox processor). Stripe's API is a loopback port nobody listens on,
+ * so a production test that pays without its own fake of Stripe fails at once rather than reaching out.
+ */
+export const PRODUCTION_STRIPE = {
+  STRIPE_SECRET_KEY: 'sk_test_production0tests0only',
+  STRIPE_WEBHOOK_SECRET: 'whsec_production0tests0only',
+  STRIPE_API_URL: 'http://127.0.0.1:9',
+};
+
 export async function startTestApp(dialect: DialectCase, options: StartOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await dialect.create());
   // Each app gets its own Redis key prefix (unless the test shares one between apps on purpose), so that
@@ -99,7 +111,7 @@ export async function startTestApp(dialect: DialectCase, options: StartOptions =
     REDIS_KEY_PREFIX: redisKeyPrefix,
     PORT: '0',
     MAIL_OUTBOX_DIR: `${database.url.startsWith('sqlite:') ? database.url.slice(7) : '/tmp/gc-test'}-outbox`,
-    SECRETS_KEY: options.env?.SERVICE_ENV === 'production' ? TEST_SECRETS_KEY : undefined,
+    ...(options.env?.SERVICE_ENV === 'production' && { SECRETS_KEY: TEST_SECRETS_KEY, ...PRODUCTION_STRIPE }),
     ...options.env,
   });
   const logLines: string[] = [];

@@ -5,6 +5,10 @@
 // answer; the same key with other parameters is an idempotency_error). It records every request, and can be
 // told to misbehave: answer an error, answer 500, hang, or lose its answer after doing the work.
 //
+// Amounts are checked as Stripe checks them, by the fake's own table (not the service's): a three-decimal
+// amount must end in 0, an ISK or UGX amount (hundredths that are always 00) must be divisible by 100, and
+// a PaymentIntent below the currency's smallest charge is amount_too_small.
+//
 // Payment methods behave like Stripe's test ones of the same names (pm_card_visa succeeds,
 // pm_card_chargeDeclinedInsufficientFunds is declined with insufficient_funds, …), plus one of its own,
 // pm_fake_declinedAtCapture, whose hold is declined when captured.
@@ -70,11 +74,23 @@ export interface FakeStripe {
   port: number;
   /** Every request received, in order. */
   requests: RecordedRequest[];
-  /** Stripe's objects, by id: payment_intent, charge, refund, transfer. */
+  /** Stripe's objects, by id: payment_intent, charge, refund, transfer, dispute. */
   objects: Map<string, Json>;
   /** The objects of one kind, in the order made. */
-  all(object: 'payment_intent' | 'charge' | 'refund' | 'transfer'): Json[];
+  all(object: 'payment_intent' | 'charge' | 'refund' | 'transfer' | 'dispute'): Json[];
   misbehave(rule: MisbehaveRule): void;
+  /**
+   * The payer completes (or fails) the 3-D Secure step of a PaymentIntent in requires_action, as Stripe.js
+   * handleNextAction would: it becomes succeeded (requires_capture for a hold), or waits for another
+   * payment method with payment_intent_authentication_failure. Answers the PaymentIntent.
+   */
+  authenticate(paymentIntentId: string, outcome: 'succeed' | 'fail'): Json;
+  /** A refund Stripe took fails later (the card was closed): status failed, the charge whole again. */
+  failRefund(refundId: string, reason?: string): Json;
+  /** The payer's bank opens a dispute on the PaymentIntent's charge, for all of it. */
+  openDispute(paymentIntentId: string, reason?: string): Json;
+  /** The card network decides a dispute. */
+  closeDispute(disputeId: string, status: 'won' | 'lost'): Json;
   close(): Promise<void>;
 }
 
@@ -152,6 +168,41 @@ const missing = (what: string, id: string) =>
 
 const invalid = (code: string, message: string) =>
   new Refusal(400, { type: 'invalid_request_error', code, message });
+
+/** Stripe's three-decimal currencies, and those it counts in hundredths that must be 00. */
+const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
+const WHOLE_HUNDREDTHS = new Set(['isk', 'ugx']);
+
+/**
+ * The smallest PaymentIntent, in Stripe's unit, for the currencies the tests charge: Stripe's table where
+ * it has one, else about US$0.50 converted (ISK at ~140 a dollar, in hundredths; KWD at ~0.31; MGA at ~4,600).
+ */
+const SMALLEST: Record<string, number> = {
+  usd: 50,
+  eur: 50,
+  gbp: 30,
+  jpy: 50,
+  isk: 7000,
+  kwd: 160,
+  mga: 2300,
+};
+
+/** Refuses an amount Stripe would not take in `currency` (`param` names it in the error). */
+function checkAmount(currency: unknown, amount: number, param: string): void {
+  const code = String(currency);
+  if (THREE_DECIMAL.has(code) && amount % 10 !== 0) {
+    throw invalid(
+      'invalid_amount',
+      `Invalid ${param}: ${code.toUpperCase()} amounts must have 0 as their last digit (round to the nearest ten).`,
+    );
+  }
+  if (WHOLE_HUNDREDTHS.has(code) && amount % 100 !== 0) {
+    throw invalid(
+      'invalid_amount',
+      `Invalid amount. Currency ${code.toUpperCase()} has become effectively zero-decimal and charged amounts must be evenly divisible by 100.`,
+    );
+  }
+}
 
 /** Parses a form body or query the way Stripe reads it: a[b]=1 → {a: {b: '1'}}, a[0]=x → {a: ['x']}. */
 export function parseForm(text: string): Params {
@@ -253,6 +304,14 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     if (!Number.isInteger(amount) || amount <= 0)
       throw invalid('parameter_invalid_integer', 'Invalid integer: amount');
     if (!str(p.currency)) throw invalid('parameter_missing', 'Missing required param: currency.');
+    checkAmount(p.currency, amount, 'amount');
+    const smallest = SMALLEST[String(p.currency)];
+    if (smallest !== undefined && amount < smallest) {
+      throw invalid(
+        'amount_too_small',
+        `Amount must be at least ${smallest} in ${String(p.currency)} (Stripe's unit).`,
+      );
+    }
     if ('payment_method_types' in p) {
       throw invalid(
         'payment_method_types_no_longer_supported',
@@ -283,6 +342,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       last_payment_error: null,
       status: 'requires_confirmation',
     };
+    pi.client_secret = `${pi.id}_secret_${randomBytes(8).toString('hex')}`;
     objects.set(pi.id as string, pi);
     if (p.confirm !== 'true') return pi;
     const card = PAYMENT_METHODS[method];
@@ -319,6 +379,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     if (!Number.isInteger(amount) || amount <= 0 || amount > (pi.amount_capturable as number)) {
       throw invalid('amount_too_large', 'The amount to capture must be at most the amount capturable.');
     }
+    checkAmount(pi.currency, amount, 'amount_to_capture');
     if (pi.payment_method === 'pm_fake_declinedAtCapture') {
       const refusal = {
         code: 'card_declined',
@@ -366,6 +427,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         `Refund amount (${amount}) is greater than unrefunded amount (${left}).`,
       );
     }
+    checkAmount(pi.currency, amount, 'amount');
     charge.amount_refunded = (charge.amount_refunded as number) + amount;
     charge.refunded = charge.amount_refunded === charge.amount;
     const refund = {
@@ -389,6 +451,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     const amount = Number(p.amount);
     if (!Number.isInteger(amount) || amount <= 0)
       throw invalid('parameter_invalid_integer', 'Invalid integer: amount');
+    checkAmount(p.currency, amount, 'amount');
     const transfer = {
       id: newId('tr'),
       object: 'transfer',
@@ -403,6 +466,31 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     objects.set(transfer.id, transfer);
     return { ...transfer };
   }
+
+  /** A list answer, newest first as Stripe lists. */
+  const list = (object: string, keep: (o: Json) => boolean): Json => ({
+    object: 'list',
+    data: [...objects.values()]
+      .filter((o) => o.object === object && keep(o))
+      .reverse()
+      .map((o) => ({ ...o })),
+    has_more: false,
+  });
+
+  /** Search of PaymentIntents; the fake understands one query, metadata['key']:'value'. */
+  function searchPaymentIntents(p: Params): Json {
+    const match = /^metadata\['([^']+)'\]:'([^']*)'$/.exec(str(p.query) ?? '');
+    if (!match) throw invalid('parameter_invalid_string', `The fake searches only metadata['key']:'value'.`);
+    const [, key, value] = match;
+    const data = all('payment_intent')
+      .filter((pi) => (pi.metadata as Record<string, string> | undefined)?.[key as string] === value)
+      .map((pi) =>
+        view(pi, Array.isArray(p.expand) ? p.expand.map((e) => String(e).replace(/^data\./, '')) : []),
+      );
+    return { object: 'search_result', data, has_more: false, next_page: null };
+  }
+
+  const all = (object: string) => [...objects.values()].filter((o) => o.object === object);
 
   const retrieve = (id: string, object: string): Json => {
     const found = objects.get(id);
@@ -422,16 +510,27 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         });
       const body = ((): Json => {
         if (resource === 'payment_intents') {
+          if (method === 'GET' && id === 'search') return searchPaymentIntents(p);
           if (method === 'POST' && !id) return createPaymentIntent(p);
           if (method === 'GET' && id && !action) return view(paymentIntent(id), p.expand);
           if (method === 'POST' && id && action === 'capture') return capture(id, p);
           if (method === 'POST' && id && action === 'cancel') return cancel(id);
         }
         if (resource === 'refunds') {
+          if (method === 'GET' && !id)
+            return list(
+              'refund',
+              (r) => p.payment_intent === undefined || r.payment_intent === p.payment_intent,
+            );
           if (method === 'POST' && !id) return createRefund(p);
           if (method === 'GET' && id) return retrieve(id, 'refund');
         }
         if (resource === 'transfers') {
+          if (method === 'GET' && !id)
+            return list(
+              'transfer',
+              (t) => p.transfer_group === undefined || t.transfer_group === p.transfer_group,
+            );
           if (method === 'POST' && !id) return createTransfer(p);
           if (method === 'GET' && id) return retrieve(id, 'transfer');
         }
@@ -541,12 +640,79 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
+  const authenticate = (id: string, outcome: 'succeed' | 'fail'): Json => {
+    const pi = paymentIntent(id);
+    if (pi.status !== 'requires_action') throw new Error(`${id} is ${pi.status}, not requires_action`);
+    pi.next_action = null;
+    if (outcome === 'fail') {
+      pi.status = 'requires_payment_method';
+      pi.last_payment_error = {
+        type: 'invalid_request_error',
+        code: 'payment_intent_authentication_failure',
+        message:
+          'We are unable to authenticate your payment method. Please choose a different payment method and try again.',
+      };
+    } else if (pi.capture_method === 'manual') {
+      pi.status = 'requires_capture';
+      pi.amount_capturable = pi.amount;
+      pi.latest_charge = makeCharge(pi, pi.amount as number);
+    } else {
+      pi.status = 'succeeded';
+      pi.amount_received = pi.amount;
+      pi.latest_charge = makeCharge(pi, pi.amount as number);
+    }
+    return { ...pi };
+  };
+
+  const failRefund = (id: string, reason = 'expired_or_canceled_card'): Json => {
+    const refund = objects.get(id);
+    if (refund?.object !== 'refund') throw new Error(`no refund ${id}`);
+    refund.status = 'failed';
+    refund.failure_reason = reason;
+    const charge = objects.get(refund.charge as string);
+    if (charge) {
+      charge.amount_refunded = (charge.amount_refunded as number) - (refund.amount as number);
+      charge.refunded = false;
+    }
+    return { ...refund };
+  };
+
+  const openDispute = (piId: string, reason = 'fraudulent'): Json => {
+    const pi = paymentIntent(piId);
+    const charge = objects.get(pi.latest_charge as string);
+    if (!charge) throw new Error(`${piId} has no charge to dispute`);
+    const dispute = {
+      id: newId('du'),
+      object: 'dispute',
+      amount: charge.amount,
+      currency: charge.currency,
+      charge: charge.id,
+      payment_intent: piId,
+      reason,
+      status: 'needs_response',
+    };
+    objects.set(dispute.id, dispute);
+    charge.disputed = true;
+    return { ...dispute };
+  };
+
+  const closeDispute = (id: string, status: 'won' | 'lost'): Json => {
+    const dispute = objects.get(id);
+    if (dispute?.object !== 'dispute') throw new Error(`no dispute ${id}`);
+    dispute.status = status;
+    return { ...dispute };
+  };
+
   return {
     host: '127.0.0.1',
     port,
     requests,
     objects,
-    all: (object) => [...objects.values()].filter((o) => o.object === object),
+    all,
+    authenticate,
+    failRefund,
+    openDispute,
+    closeDispute,
     misbehave: (rule) => {
       rules.push({ ...rule });
     },

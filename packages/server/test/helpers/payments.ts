@@ -14,6 +14,12 @@ export const CARDS = {
   stolen: '4000000000009979',
   processingError: '4000000000000119',
   failsAtCapture: '4000000000000341',
+  /** The bank asks for 3-D Secure: the sandbox's Complete / Fail step (POST /api/v1/sandbox/authenticate). */
+  authenticates: '4000002500003155',
+  /** Charged, then a dispute (fraudulent) opens a few seconds later. */
+  disputed: '4000000000000259',
+  /** Charged; its refunds are taken, then fail. */
+  refundsFail: '4000000000005126',
 } as const;
 
 export interface Share {
@@ -99,4 +105,18 @@ export async function eventually(
     if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Completes (or fails) a sandbox payment's authentication step, then asks for the share again (refresh). */
+export async function authenticate(
+  t: ApiClient,
+  shareId: string,
+  clientSecret: string,
+  outcome: 'succeed' | 'fail',
+): Promise<TestResponse> {
+  const done = await t.request('POST', '/api/v1/sandbox/authenticate', {
+    body: { client_secret: clientSecret, outcome },
+  });
+  assert.equal(done.status, 200, done.text);
+  return t.request('POST', `/api/v1/shares/${shareId}/refresh`);
 }

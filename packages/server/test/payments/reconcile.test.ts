@@ -2,7 +2,8 @@
 // every way it can, and naming each mismatch planted by hand afterwards, from the flow and from the CLI.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type Mismatch, reconcile } from '../../src/flows/reconcile.ts';
+import type { Mismatch } from '../../src/domain/reconciliation.ts';
+import { reconcile } from '../../src/flows/reconcile.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { cli } from '../helpers/cli.ts';
 import { DIALECTS } from '../helpers/databases.ts';

@@ -1,8 +1,10 @@
 // The sandbox processor on its own: deterministic outcomes by test card, the same key answering the
-// same result (even racing), holds captured, released or failing at capture, refunds of what was charged.
+// same result (even racing), holds captured, released or failing at capture, refunds of what was charged;
+// the card processor's currency rules, which it applies as Stripe does (processor/currencies.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/clock.ts';
+import { CARD_CURRENCIES } from '../../src/processor/currencies.ts';
 import { createSandboxProcessor } from '../../src/processor/sandbox.ts';
 import type { PaymentProcessor } from '../../src/processor/types.ts';
 import { type Db, openDb } from '../../src/store/db.ts';
@@ -114,6 +116,49 @@ for (const dialect of DIALECTS) {
       const records = (await sandbox.listRecords?.()) ?? [];
       assert.ok(records.some((r) => r.kind === 'transfer' && r.amountCents === 9799));
       assert.ok(records.every((r) => /^(ch|re|tr)_/.test(r.processorId)));
+    });
+
+    let c = 0;
+    const chargeIn = (currency: string, amountCents: number) =>
+      sandbox.charge({
+        key: `cur_${++c}`,
+        sessionId: 'gs_x',
+        memberId: 'mem_x',
+        amountCents,
+        currency,
+        source: { card: { number: '4242424242424242', expMonth: 12, expYear: 2099, cvc: '123' } },
+      });
+
+    test('currencies: the sandbox answers the same rules as Stripe', () => {
+      assert.equal(sandbox.currencies, CARD_CURRENCIES);
+    });
+
+    test('currencies: what Stripe would refuse (a currency not offered, off the step, below the minimum) fails, nothing charged', async () => {
+      const cases = [
+        ['usd', 49, 'Amount must be at least 0.50 USD.'],
+        ['jpy', 49, 'Amount must be at least 50 JPY.'],
+        ['kwd', 1_235, 'Invalid amount: KWD is charged in steps of 0.010 KWD.'],
+        ['irr', 100_000, 'Cards cannot be charged in IRR.'],
+      ] as const;
+      const succeeded = async () =>
+        ((await sandbox.listRecords?.()) ?? []).filter((r) => r.state === 'succeeded').length;
+      const before = await succeeded();
+      for (const [currency, amount, message] of cases) {
+        assert.deepEqual(await chargeIn(currency, amount), { status: 'failed', message }, currency);
+      }
+      assert.equal(await succeeded(), before);
+    });
+
+    test('currencies: the smallest charge and an amount in steps succeed', async () => {
+      for (const [currency, amount] of [
+        ['usd', 50],
+        ['jpy', 50],
+        ['kwd', 1_230],
+        ['mga', 500_000],
+      ] as const) {
+        const outcome = await chargeIn(currency, amount);
+        assert.equal(outcome.status, 'succeeded', `${currency} ${JSON.stringify(outcome)}`);
+      }
     });
   });
 }

@@ -1,9 +1,10 @@
 // The Stripe processor (processor/stripe.ts) against a fake of Stripe's API (helpers/fake-stripe.ts), through
 // the real `stripe` client: what it sends for each operation (parameters, Idempotency-Key), and what each
-// Stripe answer or failure becomes (succeeded, declined, failed, unknown); retrieve by re-sending with the
-// same key; lookup of Stripe's own records.
+// Stripe answer or failure becomes (succeeded, declined, failed, unknown, action_required); retrieve by
+// reading Stripe's objects (never by sending the request again); giving up an abandoned authentication;
+// Stripe's webhooks verified and read; lookup of Stripe's own records.
 import assert from 'node:assert/strict';
-import { type TestContext, test } from 'node:test';
+import { describe, type TestContext, test } from 'node:test';
 import { createStripeProcessor } from '../../src/processor/stripe.ts';
 import type {
   DeclineCode,
@@ -20,13 +21,18 @@ import {
   type RecordedRequest,
   startFakeStripe,
 } from '../helpers/fake-stripe.ts';
+import { FAKE_WEBHOOK_SECRET, stripeEvent, stripeSignature } from '../helpers/stripe-webhooks.ts';
 
 /** A fake Stripe and a processor pointed at it, closed when the test ends. */
-async function setup(t: TestContext, options: { timeoutMs?: number; secretKey?: string } = {}) {
+async function setup(
+  t: TestContext,
+  options: { timeoutMs?: number; secretKey?: string; webhookSecret?: string | null } = {},
+) {
   const fake = await startFakeStripe();
   t.after(() => fake.close());
   const processor = createStripeProcessor({
     secretKey: options.secretKey ?? FAKE_SECRET_KEY,
+    ...(options.webhookSecret !== null && { webhookSecret: options.webhookSecret ?? FAKE_WEBHOOK_SECRET }),
     host: fake.host,
     port: fake.port,
     protocol: 'http',
@@ -105,7 +111,6 @@ test('charge: a PaymentIntent confirmed at once with automatic capture, keyed by
     confirm: 'true',
     capture_method: 'automatic',
     automatic_payment_methods: { enabled: 'true', allow_redirects: 'never' },
-    error_on_requires_action: 'true',
     metadata: { session_id: 'gs_stripe_test', member_id: 'mem_one', gc_key: request.key },
     expand: ['payment_method'],
   });
@@ -440,12 +445,6 @@ test('no answer within the timeout, three times, is unknown', async (t) => {
 
 test('a PaymentIntent in a status we did not ask for is unknown, never saved as known', async (t) => {
   const { fake, processor } = await setup(t);
-  const action = await processor.charge(
-    payment({ source: { paymentMethod: 'pm_card_authenticationRequired' } }),
-  );
-  assert.equal(action.status, 'unknown', JSON.stringify(action));
-  assert.match(action.status === 'unknown' ? action.message : '', /requires_action/);
-
   const cases: ['charge' | 'authorize', string][] = [
     ['charge', 'processing'],
     ['charge', 'requires_capture'],
@@ -460,7 +459,7 @@ test('a PaymentIntent in a status we did not ask for is unknown, never saved as 
   }
 });
 
-test('retrieve after a lost answer: the same request and key again, the saved answer, no second charge', async (t) => {
+test('retrieve after a lost answer reads the PaymentIntent, found by our key in its metadata, and sends nothing again', async (t) => {
   const { fake, processor } = await setup(t, { timeoutMs: 150 });
   fake.misbehave({ times: 3, answer: { kind: 'hang-after' } });
   const operation: Operation = { kind: 'charge', ...payment() };
@@ -471,57 +470,88 @@ test('retrieve after a lost answer: the same request and key again, the saved an
   const found = succeeded((await processor.retrieve(operation)) as Outcome);
   const [pi] = fake.all('payment_intent');
   assert.equal(found.processorId, pi?.id);
-  assert.equal(fake.all('payment_intent').length, 1, 'no second PaymentIntent');
+  assert.deepEqual(found.card, { brand: 'visa', last4: '4242' });
+  const search = only(fake, 'GET', /^\/v1\/payment_intents\/search$/);
+  assert.equal(search.params.query, `metadata['gc_key']:'${operation.key}'`);
+  assert.equal(
+    fake.requests.filter((r) => r.method === 'POST').length,
+    3,
+    'the three tries of the first call, and no create sent again',
+  );
   assert.equal(fake.all('charge').length, 1, 'no second charge');
-  assert.equal(fake.requests.length, 4);
-  const [first, , , replay] = fake.requests;
-  assert.equal(replay?.idempotencyKey, operation.key);
-  assert.deepEqual(replay?.params, first?.params, 'the very same parameters, or Stripe refuses the key');
-  assert.equal(replay?.replayed, true);
 });
 
-test('retrieve of a request that never arrived runs it now, once', async (t) => {
+test('retrieve of a request that never arrived is undefined, and makes nothing', async (t) => {
   const { fake, processor } = await setup(t, { timeoutMs: 150 });
   fake.misbehave({ times: 3, answer: { kind: 'hang' } });
   const operation: Operation = { kind: 'authorize', ...payment() };
   assert.equal((await processor.authorize(operation)).status, 'unknown');
   assert.equal(fake.all('payment_intent').length, 0);
-
-  const found = succeeded((await processor.retrieve(operation)) as Outcome);
-  assert.deepEqual(
-    fake.all('payment_intent').map((pi) => [pi.id, pi.status]),
-    [[found.processorId, 'requires_capture']],
-  );
-  const again = succeeded((await processor.retrieve(operation)) as Outcome);
-  assert.equal(again.processorId, found.processorId);
-  assert.equal(fake.all('payment_intent').length, 1);
+  assert.equal(await processor.retrieve(operation), undefined);
+  assert.equal(fake.all('payment_intent').length, 0, 'nothing made by the retrieve');
 });
 
-test('retrieve answers every kind of operation as its first answer, and never undefined', async (t) => {
+test('retrieve of a PaymentIntent by its id reads its status now, not the answer Stripe kept for the key', async (t) => {
+  const { fake, processor } = await setup(t);
+  const operation: Operation = {
+    kind: 'charge',
+    ...payment({ source: { paymentMethod: 'pm_card_authenticationRequired' } }),
+  };
+  const first = await processor.charge(operation);
+  assert.equal(first.status, 'action_required', JSON.stringify(first));
+  const { processorId } = first as Extract<Outcome, { status: 'action_required' }>;
+  assert.equal((await processor.retrieve(operation, processorId))?.status, 'action_required');
+  fake.authenticate(processorId, 'succeed');
+  const now = succeeded((await processor.retrieve(operation, processorId)) as Outcome);
+  assert.equal(now.processorId, processorId);
+  assert.deepEqual(
+    fake.requests.filter((r) => r.method === 'POST').map((r) => r.path),
+    ['/v1/payment_intents'],
+    'the create was sent once',
+  );
+  const reads = fake.requests.filter(
+    (r) => r.method === 'GET' && r.path === `/v1/payment_intents/${processorId}`,
+  );
+  assert.equal(reads.length, 2, 'read by its id, twice');
+});
+
+test("retrieve reads each kind of operation from Stripe's objects and never makes one", async (t) => {
   const { fake, processor } = await setup(t);
   const hold = await paid(processor, 'authorize');
   const charge = await paid(processor, 'charge');
-  const operations: Operation[] = [
-    { kind: 'charge', ...payment({ source: { paymentMethod: 'pm_card_chargeDeclinedInsufficientFunds' } }) },
-    { kind: 'capture', ...followUp(hold) },
-    { kind: 'refund', ...followUp(charge) },
-    { kind: 'transfer', ...transferOf() },
-    { kind: 'transfer', ...transferOf({ destination: null }) },
-  ];
-  for (const operation of operations) {
-    const first = await processor.retrieve(operation);
-    const before =
-      fake.all('payment_intent').length + fake.all('refund').length + fake.all('transfer').length;
-    const second = await processor.retrieve(operation);
-    const after = fake.all('payment_intent').length + fake.all('refund').length + fake.all('transfer').length;
-    assert.notEqual(first, undefined);
-    assert.deepEqual(second, first, operation.kind);
-    assert.equal(after, before, `${operation.kind}: nothing new made by the second retrieve`);
-  }
-  assert.equal(fake.all('refund').length, 1);
-  assert.equal(fake.all('transfer').length, 1);
-  const declined = await processor.retrieve(operations[0] as Operation);
-  assert.equal(declined?.status === 'declined' && declined.declineCode, 'insufficient_funds');
+  const capture: Operation = { kind: 'capture', ...followUp(hold) };
+  const refund: Operation = { kind: 'refund', ...followUp(charge) };
+  const transfer: Operation = { kind: 'transfer', ...transferOf() };
+  const made = () =>
+    fake.all('payment_intent').length + fake.all('refund').length + fake.all('transfer').length;
+
+  // Never sent: Stripe has nothing of them.
+  const before = made();
+  assert.equal(await processor.retrieve(capture), undefined, 'the hold is still a hold');
+  assert.equal(await processor.retrieve(refund), undefined);
+  assert.equal(await processor.retrieve(transfer), undefined);
+  assert.equal(made(), before, 'nothing made by looking');
+
+  // Sent: found by the hold they acted on, or by our key in their metadata.
+  const captured = succeeded(await processor.capture(capture as FollowUpRequest));
+  const refunded = succeeded(await processor.refund(refund as FollowUpRequest));
+  const transferred = succeeded(await processor.transfer(transfer as TransferRequest));
+  assert.equal(succeeded((await processor.retrieve(capture)) as Outcome).processorId, captured.processorId);
+  assert.equal(succeeded((await processor.retrieve(refund)) as Outcome).processorId, refunded.processorId);
+  assert.equal(
+    succeeded((await processor.retrieve(transfer)) as Outcome).processorId,
+    transferred.processorId,
+  );
+  assert.equal(made(), before + 2, 'one refund and one transfer, made by their own calls');
+
+  // A declined charge is found declined, with its reason.
+  const declined: Operation = {
+    kind: 'charge',
+    ...payment({ source: { paymentMethod: 'pm_card_chargeDeclinedInsufficientFunds' } }),
+  };
+  assert.equal((await processor.charge(declined as PaymentRequest)).status, 'declined');
+  const again = await processor.retrieve(declined);
+  assert.equal(again?.status === 'declined' && again.declineCode, 'insufficient_funds');
 });
 
 test('a key reused with other parameters is unknown: the first request with it may have run', async (t) => {
@@ -645,8 +675,7 @@ test('a PaymentMethod Stripe does not know is the payer’s to replace (invalid_
 test('recovering: our credentials refused now say nothing about the first request (unknown)', async (t) => {
   const { fake, processor } = await setup(t);
   fake.misbehave({
-    method: 'POST',
-    path: /^\/v1\/payment_intents$/,
+    path: /^\/v1\/payment_intents/,
     answer: {
       kind: 'error',
       status: 401,
@@ -658,4 +687,182 @@ test('recovering: our credentials refused now say nothing about the first reques
   assert.equal((await processor.charge(request)).status, 'failed');
   // …but the same refusal when asking what became of an earlier call is unknown.
   assert.equal((await processor.retrieve({ kind: 'charge', ...request }))?.status, 'unknown');
+  assert.equal((await processor.retrieve({ kind: 'charge', ...request }, 'pi_known'))?.status, 'unknown');
+});
+
+test('3-D Secure: a card whose bank asks for it answers action_required with the client secret, and nothing is taken', async (t) => {
+  const { fake, processor } = await setup(t);
+  for (const kind of ['charge', 'authorize'] as const) {
+    const request = payment({
+      source: { paymentMethod: 'pm_card_authenticationRequired' },
+      returnUrl: 'https://pay.example/s/shr_abc',
+    });
+    const outcome = await processor[kind](request);
+    assert.equal(outcome.status, 'action_required', JSON.stringify(outcome));
+    const pi = fake.objects.get((outcome as { processorId: string }).processorId);
+    assert.equal(pi?.status, 'requires_action');
+    assert.deepEqual(outcome, {
+      status: 'action_required',
+      processorId: pi?.id,
+      clientSecret: pi?.client_secret,
+      card: { brand: 'visa', last4: '3184' },
+    });
+    const sent = fake.requests.filter((r) => r.method === 'POST' && r.path === '/v1/payment_intents').at(-1);
+    assert.equal(
+      sent?.params.return_url,
+      'https://pay.example/s/shr_abc',
+      'the bank brings the payer back to their page',
+    );
+    assert.equal(
+      sent?.params.error_on_requires_action,
+      undefined,
+      'authentication is asked for, not refused',
+    );
+  }
+  assert.equal(fake.all('charge').length, 0);
+});
+
+test('3-D Secure: completed, the PaymentIntent reads as succeeded (a hold as authorized); failed, as declined with a sentence', async (t) => {
+  const { fake, processor } = await setup(t);
+  const start = async (kind: 'charge' | 'authorize') => {
+    const request = payment({ source: { paymentMethod: 'pm_card_authenticationRequired' } });
+    const outcome = (await processor[kind](request)) as Extract<Outcome, { status: 'action_required' }>;
+    return { operation: { kind, ...request } as Operation, id: outcome.processorId };
+  };
+  const charge = await start('charge');
+  fake.authenticate(charge.id, 'succeed');
+  assert.equal(
+    succeeded((await processor.retrieve(charge.operation, charge.id)) as Outcome).amountCents,
+    2_550,
+  );
+  const hold = await start('authorize');
+  fake.authenticate(hold.id, 'succeed');
+  succeeded((await processor.retrieve(hold.operation, hold.id)) as Outcome);
+  assert.equal(fake.objects.get(hold.id)?.status, 'requires_capture');
+  const refused = await start('charge');
+  fake.authenticate(refused.id, 'fail');
+  const declined = await processor.retrieve(refused.operation, refused.id);
+  assert.equal(declined?.status, 'declined', JSON.stringify(declined));
+  assert.match(declined?.status === 'declined' ? declined.message : '', /bank could not confirm/);
+});
+
+test('cancelOpen: an abandoned authentication is cancelled (failed, nothing taken); one completed first is left as it is', async (t) => {
+  const { fake, processor } = await setup(t);
+  const start = async (kind: 'charge' | 'authorize') => {
+    const request = payment({ source: { paymentMethod: 'pm_card_authenticationRequired' } });
+    const outcome = (await processor[kind](request)) as Extract<Outcome, { status: 'action_required' }>;
+    return { operation: { kind, ...request } as Operation, id: outcome.processorId };
+  };
+  const abandoned = await start('charge');
+  const gaveUp = await processor.cancelOpen(abandoned.operation, abandoned.id);
+  assert.equal(gaveUp.status, 'failed', JSON.stringify(gaveUp));
+  assert.equal(fake.objects.get(abandoned.id)?.status, 'canceled');
+  const cancel = fake.requests.find((r) => r.path === `/v1/payment_intents/${abandoned.id}/cancel`);
+  assert.equal(cancel?.params.cancellation_reason, 'abandoned');
+
+  // The payer finished just before the timeout: the hold stands, and is not cancelled (that would let it go).
+  const completed = await start('authorize');
+  fake.authenticate(completed.id, 'succeed');
+  succeeded(await processor.cancelOpen(completed.operation, completed.id));
+  assert.equal(fake.objects.get(completed.id)?.status, 'requires_capture');
+  assert.equal(
+    fake.requests.some((r) => r.path === `/v1/payment_intents/${completed.id}/cancel`),
+    false,
+    'nothing cancelled',
+  );
+  // Stripe out of reach: unknown, asked again later.
+  const unreachable = await start('charge');
+  fake.misbehave({ answer: { kind: 'error500' } });
+  assert.equal((await processor.cancelOpen(unreachable.operation, unreachable.id)).status, 'unknown');
+});
+
+describe("Stripe's webhooks, verified on the raw body and read", () => {
+  const parse = async (
+    t: TestContext,
+    body: string,
+    signature: string | undefined,
+    webhookSecret?: string | null,
+  ) => {
+    const { processor } = await setup(t, { webhookSecret });
+    return () => processor.webhooks?.parse(Buffer.from(body), signature);
+  };
+  const pi = {
+    id: 'pi_123',
+    object: 'payment_intent',
+    status: 'succeeded',
+    metadata: { gc_key: 'gc_charge_mem_1_1' },
+  };
+
+  test('a good signature: the event as ours', async (t) => {
+    const body = JSON.stringify(stripeEvent('payment_intent.succeeded', pi, 'evt_good'));
+    const read = await parse(t, body, stripeSignature(body));
+    assert.deepEqual(read(), {
+      id: 'evt_good',
+      type: 'payment.updated',
+      paymentId: 'pi_123',
+      key: 'gc_charge_mem_1_1',
+    });
+  });
+
+  test('a missing, wrong or stale signature, or a body changed after signing, is refused', async (t) => {
+    const body = JSON.stringify(stripeEvent('payment_intent.succeeded', pi));
+    const refused = async (bodyText: string, signature: string | undefined, why: RegExp) => {
+      const read = await parse(t, bodyText, signature);
+      assert.throws(read, (error: Error) => error.name === 'Error' && why.test(error.message));
+    };
+    await refused(body, undefined, /Stripe-Signature header is missing/);
+    await refused(body, stripeSignature(body, { secret: 'whsec_another0secret0entirely' }), /signature/i);
+    await refused(
+      body,
+      stripeSignature(body, { timestamp: Math.floor(Date.now() / 1000) - 301 }),
+      /tolerance|timestamp/i,
+    );
+    await refused(body.replace('pi_123', 'pi_999'), stripeSignature(body), /signature/i);
+    const unconfigured = await parse(t, body, stripeSignature(body), null);
+    assert.throws(unconfigured, /STRIPE_WEBHOOK_SECRET is not set/);
+  });
+
+  test('refunds that failed, disputes opened and closed; other types are null', async (t) => {
+    const read = async (type: string, object: Record<string, unknown>) => {
+      const body = JSON.stringify(stripeEvent(type, object, 'evt_x'));
+      return (await parse(t, body, stripeSignature(body)))();
+    };
+    assert.deepEqual(
+      await read('charge.refund.updated', {
+        id: 're_1',
+        object: 'refund',
+        status: 'failed',
+        failure_reason: 'lost_or_stolen_card',
+      }),
+      { id: 'evt_x', type: 'refund.failed', refundId: 're_1', reason: 'lost_or_stolen_card' },
+    );
+    assert.equal(await read('refund.updated', { id: 're_1', object: 'refund', status: 'succeeded' }), null);
+    const dispute = {
+      id: 'du_1',
+      object: 'dispute',
+      amount: 2550,
+      currency: 'eur',
+      charge: 'ch_1',
+      payment_intent: 'pi_123',
+      reason: 'fraudulent',
+      status: 'needs_response',
+    };
+    assert.deepEqual(await read('charge.dispute.created', dispute), {
+      id: 'evt_x',
+      type: 'dispute.opened',
+      dispute: {
+        id: 'du_1',
+        paymentId: 'pi_123',
+        amountCents: 2550,
+        currency: 'eur',
+        reason: 'fraudulent',
+        status: 'needs_response',
+      },
+    });
+    const closed = await read('charge.dispute.closed', { ...dispute, status: 'lost' });
+    assert.equal(closed?.type === 'dispute.closed' && closed.dispute.status, 'lost');
+    const warning = await read('charge.dispute.closed', { ...dispute, status: 'warning_closed' });
+    assert.equal(warning?.type === 'dispute.closed' && warning.dispute.status, 'won');
+    assert.equal(await read('customer.created', { id: 'cus_1', object: 'customer' }), null);
+  });
 });

@@ -1,6 +1,6 @@
 // GET /events/{eventId} — one event with its deliveries and every attempt (docs/api.md#events-api).
 import Type from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { getEventDetail } from '../../flows/events.ts';
 import { eventDetailToWire } from '../../wire/mappers.ts';

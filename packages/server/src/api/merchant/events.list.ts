@@ -1,9 +1,9 @@
 // GET /events — the merchant's events, newest first, paged by the last event of the previous page
 // (docs/api.md#events-api).
 import Type from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
-import { EVENT_TYPES } from '../../events/types.ts';
+import { EVENT_TYPES } from '../../domain/event-types.ts';
 import { listMerchantEvents } from '../../flows/events.ts';
 import { EventSchema } from '../../wire/schemas.ts';
 import { callerOf } from '../auth.ts';

@@ -1,6 +1,6 @@
 // POST /events/{eventId}/redeliver — a fresh delivery of the event to every target it has now
 // (docs/api.md#events-api).
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { redeliverEvent } from '../../flows/events.ts';
 import { eventDetailToWire } from '../../wire/mappers.ts';

@@ -2,7 +2,7 @@
 // publishable key, Idempotency-Key on every POST, and the OpenAPI document of it all. An encapsulated
 // plugin: its hooks reach its own routes and no others.
 import type { FastifyRequest, onRequestHookHandler, preParsingHookHandler } from 'fastify';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { type AuthRequirement, allowBrowser, authenticate, CORS_ALLOWED_HEADERS } from '../auth.ts';
 import { idempotentPosts } from '../idempotency.ts';
@@ -16,6 +16,7 @@ import * as sessionsCreate from './sessions.create.ts';
 import * as sessionsGet from './sessions.get.ts';
 import * as sessionsList from './sessions.list.ts';
 import * as sessionsRemind from './sessions.remind.ts';
+import * as testHelpersDisputesClose from './test-helpers.disputes-close.ts';
 import * as testHelpersExpire from './test-helpers.expire.ts';
 import * as webhooksCreate from './webhooks.create.ts';
 import * as webhooksDelete from './webhooks.delete.ts';
@@ -37,6 +38,7 @@ const OPERATIONS = [
   sessionsCancel,
   sessionsRemind,
   testHelpersExpire,
+  testHelpersDisputesClose,
 ];
 
 // Per merchant and kind of key: the publishable key is public, so it must never be replayed an answer the

@@ -1,6 +1,6 @@
 // GET /merchants/me — the authenticated merchant's profile (docs/api.md#merchant-profile).
 import Type from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { formatRate } from '../../domain/money.ts';
 import { callerOf } from '../auth.ts';

@@ -1,5 +1,5 @@
 // POST /sessions/{sessionId}/cancel — cancels an open session (docs/api.md#cancel-a-session).
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { closeMerchantSession } from '../../flows/sessions.ts';
 import { closedToWire } from '../../wire/mappers.ts';

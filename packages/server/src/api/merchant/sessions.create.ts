@@ -1,6 +1,6 @@
 // POST /sessions — creates a group session (docs/api.md#create-a-session).
 import Type from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { type CreatedSession, createSession } from '../../flows/sessions.ts';
 import { createdSessionToWire, payLinks } from '../../wire/mappers.ts';

@@ -1,6 +1,6 @@
 // GET /sessions/{sessionId} — one session with its group (docs/api.md#read-a-session). The SDK polls
 // it with the publishable key, so the customer is shown to secret keys only.
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { getSession } from '../../flows/sessions.ts';
 import type { SessionWithMembers } from '../../store/sessions.ts';
@@ -19,7 +19,7 @@ function detailOf(found: Readonly<SessionWithMembers>, withCustomer: boolean): o
     details.set(found, memo);
   }
   const kind = withCustomer ? 'secret' : 'publishable';
-  memo[kind] ??= sessionToWire(found.session, found.members, found.attempts, withCustomer);
+  memo[kind] ??= sessionToWire(found.session, found.members, found.attempts, found.disputes, withCustomer);
   return memo[kind];
 }
 

@@ -1,6 +1,6 @@
 // GET /sessions — the merchant's sessions, newest first, paged by a millisecond cursor (docs/api.md#list-sessions).
 import Type from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { listMerchantSessions } from '../../flows/sessions.ts';
 import { sessionListItemToWire } from '../../wire/mappers.ts';

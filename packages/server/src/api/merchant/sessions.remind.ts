@@ -1,6 +1,6 @@
 // POST /sessions/{sessionId}/remind — mails members with pending shares (docs/api.md#reminders).
 import Type from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { remindPendingMembers } from '../../flows/reminders.ts';
 import { callerOf } from '../auth.ts';

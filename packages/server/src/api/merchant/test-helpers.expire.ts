@@ -1,6 +1,6 @@
 // POST /test_helpers/sessions/{sessionId}/expire — sandbox only: runs expiry now (docs/api.md#sandbox-test-helpers).
 // Not registered in production, where the path answers 404 like any unknown route.
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { closeMerchantSession } from '../../flows/sessions.ts';
 import { closedToWire } from '../../wire/mappers.ts';

@@ -1,8 +1,8 @@
 // POST /webhooks — registers an endpoint and answers its whsec_ secret, once (docs/api.md#webhook-endpoints).
 import Type from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
-import { EVENT_TYPES } from '../../events/types.ts';
+import { EVENT_TYPES } from '../../domain/event-types.ts';
 import { createWebhookEndpoint, MAX_ENDPOINTS_PER_MERCHANT } from '../../flows/webhooks.ts';
 import type { WebhookEndpoint } from '../../store/webhooks.ts';
 import { endpointToWire } from '../../wire/mappers.ts';

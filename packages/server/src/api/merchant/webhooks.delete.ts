@@ -1,6 +1,6 @@
 // DELETE /webhooks/{webhookId} — revokes an endpoint; nothing more is delivered to it.
 import Type from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { deleteWebhookEndpoint } from '../../flows/webhooks.ts';
 import { callerOf } from '../auth.ts';

@@ -1,6 +1,6 @@
 // GET /webhooks — the merchant's registered endpoints (secrets are shown only on creation).
 import Type from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { listMerchantWebhookEndpoints } from '../../flows/webhooks.ts';
 import { endpointToWire } from '../../wire/mappers.ts';

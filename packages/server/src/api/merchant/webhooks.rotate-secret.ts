@@ -1,7 +1,7 @@
 // POST /webhooks/{webhookId}/rotate_secret — a new secret for the endpoint, shown once; the old one signs
 // too for 24 hours (docs/api.md#rotating-an-endpoint-secret).
 import Type from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { rotateWebhookSecret } from '../../flows/webhooks.ts';
 import type { WebhookEndpoint } from '../../store/webhooks.ts';

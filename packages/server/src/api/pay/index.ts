@@ -4,13 +4,14 @@
 // credentials travel in the URL, never in cookies. An encapsulated plugin with its own CORS and
 // idempotency scope.
 import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { organizerSession, sessionForToken } from '../../flows/pay-access.ts';
 import { sha256 } from '../../ids.ts';
 import { idempotentPosts } from '../idempotency.ts';
 import { hooksOf } from '../schemas.ts';
 import './access.ts';
+import * as sandboxAuthenticate from './sandbox.authenticate.ts';
 import * as sessionCancel from './session.cancel.ts';
 import * as sessionCover from './session.cover.ts';
 import * as sessionGet from './session.get.ts';
@@ -19,6 +20,7 @@ import * as sessionJoin from './session.join.ts';
 import * as sessionRemind from './session.remind.ts';
 import * as sharesGet from './shares.get.ts';
 import * as sharesPay from './shares.pay.ts';
+import * as sharesRefresh from './shares.refresh.ts';
 
 const OPERATIONS = [
   sessionGet,
@@ -29,6 +31,8 @@ const OPERATIONS = [
   sessionCancel,
   sharesGet,
   sharesPay,
+  sharesRefresh,
+  sandboxAuthenticate,
 ];
 
 /** Idempotency scope of a pay-page request: the credential that authorized it. */

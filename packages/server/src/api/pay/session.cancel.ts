@@ -1,6 +1,6 @@
 // POST {pay_url}/api/v1/session/cancel?access=ORGANIZER_TOKEN — the organizer cancels the group
 // (docs/api.md#pay-page-api); the answer is the merchant API's cancel answer.
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { closeSessionOrFail } from '../../flows/sessions.ts';
 import { closedToWire } from '../../wire/mappers.ts';

@@ -1,6 +1,6 @@
 // POST {pay_url}/api/v1/session/cover?access=ORGANIZER_TOKEN — the organizer takes over every pending
 // share of the others (docs/api.md#split-modes); answers the organizer's view of the group.
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { coverShares } from '../../flows/group.ts';
 import { merchantNameOf } from '../../flows/pay-access.ts';

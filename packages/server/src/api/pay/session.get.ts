@@ -1,6 +1,6 @@
 // GET {pay_url}/api/v1/session?access=TOKEN — the session as the hosted pages show it, to the organizer
 // or to a member of the group (docs/api.md#pay-page-api).
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { loadPayPage } from '../../flows/pay-access.ts';
 import { payLinks, payPageToWire } from '../../wire/mappers.ts';

@@ -1,7 +1,7 @@
 // PUT {pay_url}/api/v1/session/group?access=ORGANIZER_TOKEN — the organizer sets the group up: the split
 // mode and the members (docs/api.md#split-modes). Answers the page with the members' share links.
 import Type from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { CART_LIMITS } from '../../domain/cart.ts';
 import { GROUP_LIMITS } from '../../domain/group-config.ts';

@@ -1,7 +1,7 @@
 // POST {pay_url}/api/v1/session/join?access=GROUP_TOKEN — a member joins an equal group, and the pending
 // shares are split again (docs/api.md#pay-page-routes).
 import Type from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { chargeAmount } from '../../domain/fees.ts';
 import { type JoinedGroup, joinGroup } from '../../flows/group.ts';
@@ -33,7 +33,7 @@ export function register(app: App, deps: Deps) {
           member: memberToWire(member, { kind: 'member' }),
           share_id: member.shareId,
           share_url: links.share(member.shareId),
-          amount_due_cents: chargeAmount(member.amountCents, session.consumerFeePpm),
+          amount_due_cents: chargeAmount(member.amountCents, session.consumerFeePpm, session.chargeStep),
         }),
         (answer) => joinGroup(deps, session.id, request.body, answer),
       );

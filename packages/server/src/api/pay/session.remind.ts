@@ -1,7 +1,7 @@
 // POST {pay_url}/api/v1/session/remind?access=ORGANIZER_TOKEN — the organizer's "Send reminders": mails
 // every pending member with an email, at most once an hour each, as the merchant API's remind does
 // (docs/api.md#reminders).
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { remindPendingMembers } from '../../flows/reminders.ts';
 import { NoBody, rateLimitConfig } from '../schemas.ts';

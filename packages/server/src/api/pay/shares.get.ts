@@ -1,7 +1,7 @@
 // GET {pay_url}/api/v1/shares/{shareId} — one member's share: the amount, the consumer fee and what
 // their card will be charged, before they pay (docs/api.md#pay-page-api).
 import Type from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { loadSharePage } from '../../flows/pay-access.ts';
 import { shareToWire } from '../../wire/mappers.ts';

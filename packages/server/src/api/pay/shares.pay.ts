@@ -2,7 +2,7 @@
 // at once or held until the group is complete (docs/api.md#payments). The card travels in this request
 // only: it is never stored or logged.
 import Type from 'typebox';
-import type { App } from '../../app.ts';
+import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { CART_LIMITS } from '../../domain/cart.ts';
 import { ServiceError } from '../../errors.ts';

@@ -6,6 +6,8 @@ import * as sessions from './2026_11_21_0100_sessions.ts';
 import * as rotationGrace from './2026_11_22_1000_rotation_grace.ts';
 import * as payments from './2026_11_23_0000_payments.ts';
 import * as deliveries from './2026_11_24_0000_deliveries.ts';
+import * as chargeStep from './2026_11_25_1200_charge_step.ts';
+import * as realMoney from './2026_11_26_0000_real_money.ts';
 
 const migrations: Record<string, Migration> = {
   '2026_11_21_0000_foundation': foundation,
@@ -13,6 +15,8 @@ const migrations: Record<string, Migration> = {
   '2026_11_22_1000_rotation_grace': rotationGrace,
   '2026_11_23_0000_payments': payments,
   '2026_11_24_0000_deliveries': deliveries,
+  '2026_11_25_1200_charge_step': chargeStep,
+  '2026_11_26_0000_real_money': realMoney,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

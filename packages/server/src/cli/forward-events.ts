@@ -7,9 +7,9 @@
 // `POST /events/{id}/redeliver` or the next event tries again.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GroupCheckout, generateTestHeaders, type WebhookEvent } from '@group-checkout/node';
-import { ids } from './ids.ts';
+import { ids } from '../ids.ts';
 
-export interface ListenOptions {
+export interface ForwardOptions {
   apiKey: string;
   apiBase: string;
   forwardTo: string;
@@ -29,7 +29,7 @@ const REMEMBERED = 10_000;
 const PAGE = 100;
 const FORWARD_TIMEOUT_MS = 15_000;
 
-export async function listen(options: ListenOptions): Promise<void> {
+export async function forwardEvents(options: ForwardOptions): Promise<void> {
   const client = new GroupCheckout(options.apiKey, { baseUrl: options.apiBase });
   const secret = options.secret ?? ids.webhookSecret();
   const me = await client.merchants.me();
@@ -76,7 +76,7 @@ function remember(seen: Set<string>, id: string) {
   if (seen.size > REMEMBERED) seen.delete(seen.values().next().value as string);
 }
 
-async function forward(options: ListenOptions, event: WebhookEvent, secret: string): Promise<void> {
+async function forward(options: ForwardOptions, event: WebhookEvent, secret: string): Promise<void> {
   const { body, headers } = generateTestHeaders(event, secret, { id: event.id });
   const started = performance.now();
   let status: number | null = null;
@@ -108,7 +108,7 @@ async function forward(options: ListenOptions, event: WebhookEvent, secret: stri
   });
 }
 
-function report(options: ListenOptions, entry: Record<string, unknown> & { line: string }) {
+function report(options: ForwardOptions, entry: Record<string, unknown> & { line: string }) {
   const { line, ...fields } = entry;
   options.out(options.json ? JSON.stringify(fields) : line);
 }

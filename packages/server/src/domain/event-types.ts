@@ -7,6 +7,9 @@ export const EVENT_TYPES = [
   'group.expired',
   'group.cancelled',
   'group.share_refunded',
+  'group.share_refund_failed',
+  'group.share_disputed',
+  'group.share_dispute_closed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -1,0 +1,543 @@
+// Recording what the processor did (docs/decisions.md#payments): the one path by which an outcome becomes
+// our record, in one transaction with everything it causes — the member's move, the ledger entry, the
+// event, the session funded by its last share, a closed session's closing event once its money is back,
+// and when the session is next to be settled. Paying, settling and recovery all record through here.
+import type { Transaction } from 'kysely';
+import type { Deps } from '../deps.ts';
+import type { EventType } from '../domain/event-types.ts';
+import { sessionFees } from '../domain/fees.ts';
+import {
+  authorizeEntry,
+  captureEntry,
+  chargeEntry,
+  disputeClosedEntry,
+  disputeOpenedEntry,
+  fundedEntry,
+  type LedgerLine,
+  refundEntry,
+  refundFailedEntry,
+  releaseEntry,
+  transferEntry,
+} from '../domain/ledger.ts';
+import type { MemberStatus } from '../domain/session-state.ts';
+import { chargeIds, holdsMoney, isFullyPaid, nextSettleAt } from '../domain/settling.ts';
+import { recordEvent } from '../events/outbox.ts';
+import { ids } from '../ids.ts';
+import type { DisputeFacts, Outcome } from '../processor/types.ts';
+import {
+  type Attempt,
+  type AttemptResult,
+  awaitAuthentication,
+  failTakenRefund,
+  findAttempt,
+  listSessionAttempts,
+  settleAttempt,
+} from '../store/attempts.ts';
+import { closeDispute, type Dispute, findDispute, insertDispute } from '../store/disputes.ts';
+import { insertLedgerLines } from '../store/ledger.ts';
+import { listMembers, type Member, moveMember, startAuthenticating, stopPaying } from '../store/members.ts';
+import { findMerchantById } from '../store/merchants.ts';
+import type { Database, Executor } from '../store/schema.ts';
+import {
+  findSessionByIdUnscoped,
+  fundPendingSession,
+  lockSession,
+  type Session,
+  scheduleSettling,
+} from '../store/sessions.ts';
+import { type AnswerSpec, recordAnswerIfStillOurs } from './idempotency.ts';
+
+/** The session, its members and its attempts, as one transaction left them. */
+export interface MoneyState {
+  session: Session;
+  members: Member[];
+  attempts: Attempt[];
+}
+
+export interface Recorded extends MoneyState {
+  /** The attempt as it now stands (settled by this call, or by another process first). */
+  attempt: Attempt;
+  /** False when the outcome was unknown, or another process had already recorded this attempt. */
+  recorded: boolean;
+}
+
+/** The session's facts the settling rules of domain/settling.ts read. */
+export const settlingFacts = (session: Session) => ({
+  status: session.status,
+  capture: session.groupConfig.capture,
+  expiresAt: session.expiresAt,
+  settledAt: session.settledAt,
+});
+
+/** How long the settling waits on the processor and on payers, from the configuration. */
+export const settlingTimes = (deps: Pick<Deps, 'config'>) => ({
+  recoveryAfterMs: deps.config.paymentRecoveryAfterMs,
+  authTimeoutMs: deps.config.paymentAuthTimeoutMs,
+});
+
+/** The members and attempts of `session`, read in `db` (a transaction holding its lock, or not). */
+export async function readMoneyState(db: Executor, session: Session): Promise<MoneyState> {
+  return {
+    session,
+    members: await listMembers(db, session.id),
+    attempts: await listSessionAttempts(db, session.id),
+  };
+}
+
+/** The session with its members and attempts, read without a transaction. */
+export async function loadMoney(deps: Deps, sessionId: string): Promise<MoneyState | undefined> {
+  const session = await findSessionByIdUnscoped(deps.db.kysely, sessionId);
+  return session && readMoneyState(deps.db.kysely, session);
+}
+
+function resultOf(outcome: Exclude<Outcome, { status: 'unknown' | 'action_required' }>): AttemptResult {
+  switch (outcome.status) {
+    case 'succeeded':
+      return {
+        state: 'succeeded',
+        processorId: outcome.processorId,
+        cardBrand: outcome.card?.brand,
+        cardLast4: outcome.card?.last4,
+      };
+    case 'declined':
+      return {
+        state: 'declined',
+        declineCode: outcome.declineCode,
+        error: outcome.message,
+        cardBrand: outcome.card?.brand,
+        cardLast4: outcome.card?.last4,
+      };
+    case 'failed':
+      return { state: 'failed', error: outcome.message };
+  }
+}
+
+/** Writes one ledger entry of the session (its lines share an entry id). */
+async function post(
+  trx: Transaction<Database>,
+  session: Session,
+  attemptId: string | null,
+  lines: LedgerLine[],
+  now: number,
+): Promise<void> {
+  const entryId = ids.ledgerEntry();
+  await insertLedgerLines(
+    trx,
+    lines.map((l) => ({
+      ...l,
+      id: ids.ledgerLine(),
+      entryId,
+      merchantId: session.merchantId,
+      sessionId: session.id,
+      attemptId,
+      createdAt: now,
+    })),
+  );
+}
+
+const moneyOf = (a: Pick<Attempt, 'amountCents' | 'feeCents' | 'currency'>, memberId: string) => ({
+  memberId,
+  shareCents: a.amountCents - a.feeCents,
+  feeCents: a.feeCents,
+  currency: a.currency,
+});
+
+/** What the payer's page says after a capture was declined. */
+const CAPTURE_DECLINED =
+  'Your card was declined when the group was complete, so your hold was released. Pay your share again, with another card if need be.';
+
+/**
+ * Records the outcome of a started attempt with everything it causes, in one transaction: the member's
+ * move, the ledger entry, the event, the session funded by its last share, the closing of a closed
+ * session whose money has all gone back, and when the session is next to be settled. An `unknown`
+ * outcome records nothing: the attempt stays started until the recovery learns what happened.
+ */
+export async function recordOutcome<R>(
+  deps: Deps,
+  attempt: Attempt,
+  outcome: Outcome,
+  answer?: { spec: AnswerSpec<R> | undefined; of: (recorded: Recorded) => R | undefined },
+): Promise<Recorded> {
+  const now = deps.clock.now();
+  return deps.db.kysely.transaction().execute(async (trx) => {
+    const session = await lockSession(trx, attempt.sessionId, now);
+    if (!session) throw new Error(`attempt ${attempt.id} names a session that does not exist`);
+    const unrecorded = async (): Promise<Recorded> => {
+      const state = await readMoneyState(trx, session);
+      const current = (await findAttempt(trx, attempt.id)) ?? attempt;
+      return { ...state, attempt: current, recorded: false };
+    };
+    if (outcome.status === 'unknown') return unrecorded();
+    if (outcome.status === 'action_required') {
+      // The payer's bank asks them to authenticate: nothing moved; the attempt stays open, waiting on them.
+      const waiting = await awaitAuthentication(trx, attempt.id, {
+        processorId: outcome.processorId,
+        clientSecret: outcome.clientSecret,
+        cardBrand: outcome.card?.brand,
+        cardLast4: outcome.card?.last4,
+      });
+      if (!waiting) return unrecorded();
+      if (!(await startAuthenticating(trx, attempt.memberId as string, attempt.id, now)))
+        throw new Error(
+          `member ${attempt.memberId} is not paying with attempt ${attempt.id}: cannot authenticate`,
+        );
+      const state = await scheduleSettlement(deps, trx, await readMoneyState(trx, session), now);
+      return { ...state, attempt: waiting, recorded: true };
+    }
+    const settled = await settleAttempt(trx, attempt.id, resultOf(outcome), now);
+    if (!settled) return unrecorded();
+    const events = await applyOutcome(trx, session, settled, outcome, now);
+
+    let state = await readMoneyState(trx, session);
+    const member = state.members.find((m) => m.id === attempt.memberId);
+    for (const type of events) {
+      await recordEvent(
+        deps.db.events,
+        trx,
+        type,
+        { session, members: state.members, member, charges: chargeIds(state.attempts) },
+        now,
+      );
+    }
+    // The last share makes the session funded in the same transaction: charged under immediate, the
+    // last hold captured under on_funded.
+    const takesMoney =
+      session.groupConfig.capture === 'immediate' ? attempt.kind === 'charge' : attempt.kind === 'capture';
+    if (
+      session.status === 'pending' &&
+      outcome.status === 'succeeded' &&
+      takesMoney &&
+      isFullyPaid(state.members)
+    ) {
+      state = await fund(deps, trx, state, now);
+    }
+    state = await scheduleSettlement(deps, trx, await finishIfSettled(deps, trx, state, now), now);
+    const recorded: Recorded = { ...state, attempt: settled, recorded: true };
+    const result = answer?.of(recorded);
+    // The money moved whatever becomes of the answer: a claim taken over meanwhile must not undo its record.
+    if (answer && result !== undefined) await recordAnswerIfStillOurs(trx, answer.spec, result);
+    return recorded;
+  });
+}
+
+/**
+ * The member's move and the ledger entry of one settled attempt; answers the events it causes. A member
+ * not in the state its claim found is a bug: the record fails rather than book it.
+ */
+async function applyOutcome(
+  trx: Transaction<Database>,
+  session: Session,
+  attempt: Attempt,
+  outcome: Exclude<Outcome, { status: 'unknown' | 'action_required' }>,
+  now: number,
+): Promise<EventType[]> {
+  const memberId = attempt.memberId as string;
+  // A payment the processor asked the payer to authenticate left its member authenticating, not pending.
+  const payingFrom: MemberStatus = attempt.clientSecret !== null ? 'authenticating' : 'pending';
+  const move = async (from: MemberStatus, to: MemberStatus, failure?: string | null) => {
+    const paying = from === 'pending' || from === 'authenticating';
+    const options = { now, failure, ...(paying ? { attemptId: attempt.id } : {}) };
+    if (!(await moveMember(trx, memberId, from, to, options)))
+      throw new Error(
+        `member ${memberId} is not ${from}: attempt ${attempt.id} (${attempt.kind}) cannot be recorded`,
+      );
+  };
+  const book = (lines: LedgerLine[]) => post(trx, session, attempt.id, lines, now);
+  const succeeded = outcome.status === 'succeeded';
+
+  switch (attempt.kind) {
+    case 'charge':
+    case 'authorize':
+      if (!succeeded) {
+        // A decline says why, for the payer's page; a processing error is nobody's fault to show.
+        // An authentication that failed or was abandoned says so too: the payer was in the middle of it.
+        const why = outcome.status === 'declined' || payingFrom === 'authenticating' ? attempt.error : null;
+        if (payingFrom === 'authenticating') await move('authenticating', 'pending', why);
+        else await stopPaying(trx, memberId, attempt.id, why, now);
+        return [];
+      }
+      await move(payingFrom, attempt.kind === 'charge' ? 'paid' : 'authorized', null);
+      await book(
+        attempt.kind === 'charge'
+          ? chargeEntry(moneyOf(attempt, memberId))
+          : authorizeEntry(moneyOf(attempt, memberId)),
+      );
+      // Reported even when the session closed meanwhile: its refund, reported next, then makes sense.
+      return ['group.share_paid'];
+    case 'capture':
+      if (succeeded) {
+        await move('authorized', 'paid', null);
+        await book(captureEntry(moneyOf(attempt, memberId)));
+      } else if (outcome.status === 'declined') {
+        // The hold is gone with the failed capture: the member owes their share again.
+        await move('authorized', 'pending', CAPTURE_DECLINED);
+        await book(releaseEntry(moneyOf(attempt, memberId)));
+        if (session.status === 'pending') return ['group.share_failed'];
+      }
+      return [];
+    case 'release':
+      if (succeeded) {
+        await move('authorized', 'released');
+        await book(releaseEntry(moneyOf(attempt, memberId)));
+      }
+      return [];
+    case 'refund':
+      if (!succeeded) return [];
+      await move('paid', 'refunded');
+      await book(refundEntry(moneyOf(attempt, memberId)));
+      return ['group.share_refunded'];
+    case 'transfer':
+      if (succeeded) await book(transferEntry(attempt.amountCents, attempt.currency));
+      return [];
+  }
+}
+
+/**
+ * The last share is in: the session becomes funded, shares of nothing count as paid, the merchant and FX
+ * fees are taken from its funds, and group.funded is written. The transfer follows, by the settling.
+ */
+async function fund(
+  deps: Deps,
+  trx: Transaction<Database>,
+  state: MoneyState,
+  now: number,
+): Promise<MoneyState> {
+  const { session } = state;
+  if (!(await fundPendingSession(trx, session.id, now))) return state;
+  for (const m of state.members) {
+    if (m.status === 'pending' && m.amountCents === 0)
+      await moveMember(trx, m.id, 'pending', 'paid', { now });
+  }
+  const merchant = await findMerchantById(trx, deps.db.secrets, session.merchantId);
+  const fees = sessionFees(session, merchant);
+  await post(trx, session, null, fundedEntry({ ...fees, currency: session.currency }), now);
+  const funded: MoneyState = {
+    ...state,
+    session: { ...session, status: 'funded', fundedAt: now, updatedAt: now },
+    members: await listMembers(trx, session.id),
+  };
+  await recordEvent(
+    deps.db.events,
+    trx,
+    'group.funded',
+    { session: funded.session, members: funded.members, charges: chargeIds(funded.attempts) },
+    now,
+  );
+  return funded;
+}
+
+/**
+ * A funded session is settled once its transfer succeeded; a closed one once no member holds money or a
+ * payment in flight, when its closing event (group.cancelled or group.expired) is written: after the
+ * refunds, as a merchant fulfilling or restocking on it expects.
+ */
+async function finishIfSettled(
+  deps: Deps,
+  trx: Transaction<Database>,
+  state: MoneyState,
+  now: number,
+): Promise<MoneyState> {
+  const { session, members, attempts } = state;
+  if (session.settledAt !== null || session.status === 'pending') return state;
+  if (session.status === 'funded') {
+    if (!attempts.some((a) => a.kind === 'transfer' && a.state === 'succeeded')) return state;
+  } else {
+    if (members.some((m) => holdsMoney(m, attempts))) return state;
+    const type: EventType = session.status === 'cancelled' ? 'group.cancelled' : 'group.expired';
+    await recordEvent(deps.db.events, trx, type, { session, members, charges: chargeIds(attempts) }, now);
+  }
+  await scheduleSettling(trx, session.id, null, now);
+  return { ...state, session: { ...session, settledAt: now, settleAfter: null } };
+}
+
+/** Writes when the session is next to be settled; answers the state with it. */
+export async function scheduleSettlement(
+  deps: Deps,
+  trx: Transaction<Database>,
+  state: MoneyState,
+  now: number,
+): Promise<MoneyState> {
+  const { session, members, attempts } = state;
+  const next = nextSettleAt(settlingFacts(session), members, attempts, now, settlingTimes(deps));
+  if (next !== session.settleAfter) await scheduleSettling(trx, session.id, next);
+  return { ...state, session: { ...session, settleAfter: next } };
+}
+
+/**
+ * Writes what a closed session owes and, when it owes nothing, its closing event; used by the close
+ * itself (cancel, expiry) and by the settling loop once nothing is due, in the caller's transaction
+ * holding the session's lock. Answers the state as it now stands.
+ */
+export async function settleClosing(
+  deps: Deps,
+  trx: Transaction<Database>,
+  session: Session,
+  now: number,
+): Promise<MoneyState> {
+  const state = await readMoneyState(trx, session);
+  return scheduleSettlement(deps, trx, await finishIfSettled(deps, trx, state, now), now);
+}
+
+/** What a payer's page and the merchant read when a refund the processor took failed later. */
+const REFUND_FAILED =
+  'Your refund could not reach your card (it may be closed or replaced). The shop has been told and will return your money another way.';
+
+/**
+ * A refund the processor took and later reported failed (Stripe's refund.failed; the sandbox's card
+ * 4000000000005126): in one transaction the refund attempt becomes failed, the member is paid again (the
+ * money is back with us), the ledger entry is reversed, and group.share_refund_failed is written. The
+ * refund is not tried again by itself: an operator decides (docs/operations.md#a-refund-failed). False
+ * when there was nothing to record (told before, or not a refund of ours that had succeeded).
+ */
+export async function recordRefundFailure(deps: Deps, refund: Attempt, reason: string): Promise<boolean> {
+  const now = deps.clock.now();
+  return deps.db.kysely.transaction().execute(async (trx) => {
+    const session = await lockSession(trx, refund.sessionId, now);
+    if (!session) return false;
+    const failed = await failTakenRefund(trx, refund.id, reason, now);
+    if (!failed) return false;
+    const memberId = failed.memberId as string;
+    if (!(await moveMember(trx, memberId, 'refunded', 'paid', { now, failure: REFUND_FAILED })))
+      throw new Error(
+        `member ${memberId} is not refunded: the failure of refund ${refund.id} cannot be recorded`,
+      );
+    await post(trx, session, failed.id, refundFailedEntry(moneyOf(failed, memberId)), now);
+    const state = await readMoneyState(trx, session);
+    await recordEvent(
+      deps.db.events,
+      trx,
+      'group.share_refund_failed',
+      {
+        session,
+        members: state.members,
+        member: state.members.find((m) => m.id === memberId),
+        charges: chargeIds(state.attempts),
+        refund: {
+          id: failed.processorId,
+          member_id: memberId,
+          amount_cents: failed.amountCents,
+          status: 'failed',
+          failure_reason: reason,
+        },
+      },
+      now,
+    );
+    await scheduleSettlement(deps, trx, state, now);
+    return true;
+  });
+}
+
+const disputeToEvent = (d: Dispute) => ({
+  id: d.id,
+  member_id: d.memberId,
+  amount_cents: d.amountCents,
+  reason: d.reason,
+  status: d.status,
+});
+
+/**
+ * A payer disputed their payment with their bank: the dispute is recorded on the member, the amount held
+ * back is booked, and group.share_disputed is written, in one transaction. `payment` is the member's
+ * charge or hold the dispute is on. False when it was recorded before.
+ */
+export async function recordDisputeOpened(
+  deps: Deps,
+  payment: Attempt,
+  facts: DisputeFacts,
+): Promise<boolean> {
+  const now = deps.clock.now();
+  return deps.db.kysely.transaction().execute(async (trx) => {
+    const session = await lockSession(trx, payment.sessionId, now);
+    if (!session) return false;
+    const memberId = payment.memberId as string;
+    const dispute: Dispute = {
+      id: facts.id,
+      merchantId: session.merchantId,
+      sessionId: session.id,
+      memberId,
+      attemptId: payment.id,
+      amountCents: facts.amountCents,
+      currency: payment.currency,
+      reason: facts.reason,
+      status: 'needs_response',
+      createdAt: now,
+      updatedAt: now,
+      closedAt: null,
+    };
+    if (!(await insertDispute(trx, dispute))) return false;
+    await post(
+      trx,
+      session,
+      payment.id,
+      disputeOpenedEntry(memberId, dispute.amountCents, dispute.currency),
+      now,
+    );
+    const state = await readMoneyState(trx, session);
+    await recordEvent(
+      deps.db.events,
+      trx,
+      'group.share_disputed',
+      {
+        session,
+        members: state.members,
+        member: state.members.find((m) => m.id === memberId),
+        charges: chargeIds(state.attempts),
+        dispute: disputeToEvent(dispute),
+      },
+      now,
+    );
+    // A dispute closed as soon as it opened (told in one go) is closed here too.
+    if (facts.status !== 'needs_response')
+      await closeRecordedDispute(deps, trx, session, facts.id, facts.status, now);
+    return true;
+  });
+}
+
+/** A dispute closed, won or lost: its status, the money held back returned or lost, group.share_dispute_closed. */
+export async function recordDisputeClosed(
+  deps: Deps,
+  disputeId: string,
+  status: 'won' | 'lost',
+): Promise<boolean> {
+  const now = deps.clock.now();
+  const known = await findDispute(deps.db.kysely, disputeId);
+  if (!known) return false;
+  return deps.db.kysely.transaction().execute(async (trx) => {
+    const session = await lockSession(trx, known.sessionId, now);
+    return session ? closeRecordedDispute(deps, trx, session, disputeId, status, now) : false;
+  });
+}
+
+async function closeRecordedDispute(
+  deps: Deps,
+  trx: Transaction<Database>,
+  session: Session,
+  disputeId: string,
+  status: 'won' | 'lost',
+  now: number,
+): Promise<boolean> {
+  const closed = await closeDispute(trx, disputeId, status, now);
+  if (!closed) return false;
+  await post(
+    trx,
+    session,
+    closed.attemptId,
+    disputeClosedEntry(closed.memberId, closed.amountCents, closed.currency, status),
+    now,
+  );
+  const state = await readMoneyState(trx, session);
+  await recordEvent(
+    deps.db.events,
+    trx,
+    'group.share_dispute_closed',
+    {
+      session,
+      members: state.members,
+      member: state.members.find((m) => m.id === closed.memberId),
+      charges: chargeIds(state.attempts),
+      dispute: disputeToEvent(closed),
+    },
+    now,
+  );
+  return true;
+}

@@ -1,0 +1,25 @@
+// JSON only: a text/plain body is 400 invalid_json like any other non-JSON body. An empty body is no
+// body, because clients that always send Content-Type: application/json call DELETE and the body-less
+// POSTs that way; a route that needs a body still answers 400 through its schema. JSON nested deeper
+// than MAX_JSON_DEPTH is refused before it is parsed (docs/api.md#errors): code that walks a body
+// recursively (JSON.stringify, the validator) must never meet one deep enough to overflow the stack.
+// Fastify's parser refuses __proto__ and constructor.prototype keys (prototype poisoning). A NUL in any
+// string is refused, naming the field: PostgreSQL cannot store it (api/json.ts).
+import { invalidJsonBody } from '../api/errors.ts';
+import { MAX_JSON_DEPTH, mayHoldNul, nestedDeeperThan, nulAt, nulRefused, tooDeep } from '../api/json.ts';
+import type { App } from '../app-type.ts';
+
+export function jsonBodies(app: App) {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = String(body);
+    if (text.length === 0) return done(null, undefined);
+    if (nestedDeeperThan(text, MAX_JSON_DEPTH)) return done(tooDeep(), undefined);
+    return parseJson(request, text, (error, value) => {
+      if (error) return done(invalidJsonBody(text), undefined);
+      const nul = mayHoldNul(text) ? nulAt(value) : undefined;
+      return nul === undefined ? done(null, value) : done(nulRefused(nul), undefined);
+    });
+  });
+}
