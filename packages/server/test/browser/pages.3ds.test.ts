@@ -38,7 +38,10 @@ describe('3-D Secure on the hosted pages (Chromium, sandbox)', () => {
 
     await payWithCard(page, CARDS.authenticates);
     await page.getByRole('heading', { name: 'Confirm your payment' }).waitFor();
-    assert.match((await page.textContent('#authenticate')) ?? '', /Your bank asks you to confirm this payment of \$50\.50/);
+    assert.match(
+      (await page.textContent('#authenticate')) ?? '',
+      /Your bank asks you to confirm this payment of \$50\.50/,
+    );
     assert.equal(await page.locator('#pay-form').count(), 0, 'no card form while the bank waits');
     assert.equal((await sessionOf(t, group.created.session_id)).group.members[1].status, 'authenticating');
 
