@@ -10,6 +10,7 @@ import { merchantApi } from './api/merchant/index.ts';
 import { payApi } from './api/pay/index.ts';
 import { stripeWebhooks } from './api/stripe/index.ts';
 import type { App } from './app-type.ts';
+import { merchantDashboard } from './dashboard/index.ts';
 import type { Deps } from './deps.ts';
 import { baseHeaders } from './http/base-headers.ts';
 import { limitConnectionsPerClient } from './http/connection-limit.ts';
@@ -69,6 +70,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(stripeWebhooks, { prefix: `${config.apiPrefix}/stripe`, deps });
   await app.register(payApi, { prefix: `${config.payPrefix}/api/v1`, deps });
   await app.register(hostedPages, { prefix: config.payPrefix, deps });
+  await app.register(merchantDashboard, { prefix: `${config.payPrefix}/dashboard`, deps });
   return app;
 }
 

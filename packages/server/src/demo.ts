@@ -6,6 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { dirname } from 'node:path';
 import type { Config } from './config.ts';
 import type { Deps } from './deps.ts';
+import { addDashboardUser, demoOwnerLink } from './flows/dashboard-access.ts';
 import { countMerchants, createMerchant } from './flows/merchants.ts';
 import { createWebhookEndpoint, deleteWebhookEndpoint } from './flows/webhooks.ts';
 
@@ -27,6 +28,9 @@ interface DemoShopFile {
   shop_url: string;
 }
 
+/** The demo merchant's dashboard owner (docs/dashboard.md): its sign-in link is printed at every start. */
+const DEMO_OWNER_EMAIL = 'owner@demo-shop.localhost';
+
 const shopUrlOf = (port: number) => `http://localhost:${port}`;
 
 /** Written whole to a temporary file, then renamed: a reader never sees half a file, nor a wider mode. */
@@ -43,6 +47,7 @@ export async function ensureDemoMerchant(deps: Deps): Promise<void> {
   if (config.serviceEnv !== 'sandbox') return;
   if ((await countMerchants(deps.db)) > 0) {
     await refreshDemoShopFile(deps, config);
+    await printDashboardLink(deps, undefined);
     return;
   }
   const payOrigin = new URL(config.publicPayUrl).origin;
@@ -61,6 +66,11 @@ export async function ensureDemoMerchant(deps: Deps): Promise<void> {
     deps.clock.now(),
   );
   const m = created.merchant;
+  await addDashboardUser(
+    deps.db,
+    { merchantId: m.id, email: DEMO_OWNER_EMAIL, role: 'owner' },
+    deps.clock.now(),
+  );
   const shopLines: string[] = [];
   if (shopUrl) {
     const endpoint = await createWebhookEndpoint(deps, m.id, {
@@ -100,6 +110,32 @@ export async function ensureDemoMerchant(deps: Deps): Promise<void> {
       '',
     ].join('\n'),
   );
+  await printDashboardLink(deps, m.id);
+}
+
+/**
+ * A fresh one-time sign-in link to the demo merchant's dashboard, on stdout (never the log). A database
+ * made before the dashboard existed gets the demo owner now, when ./data/demo-shop.json names its merchant.
+ */
+async function printDashboardLink(deps: Deps, merchantId: string | undefined): Promise<void> {
+  const fallback = merchantId ?? readDemoShopFile()?.merchant_id;
+  const link = await demoOwnerLink(deps, DEMO_OWNER_EMAIL, fallback).catch((error: unknown) => {
+    deps.logger.warn({ err: error }, 'demo dashboard link not made');
+    return undefined;
+  });
+  if (!link) return;
+  process.stdout.write(
+    `Dashboard: sign in as ${DEMO_OWNER_EMAIL} with this one-time link (15 minutes):\n  ${link}\n\n`,
+  );
+}
+
+function readDemoShopFile(): DemoShopFile | undefined {
+  if (!existsSync(DEMO_SHOP_FILE)) return undefined;
+  try {
+    return JSON.parse(readFileSync(DEMO_SHOP_FILE, 'utf8')) as DemoShopFile;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -38,11 +38,14 @@ export const ERROR_MESSAGES = {
   webhook_not_found: 'No such webhook endpoint.',
   event_not_found: 'No such event.',
   dispute_not_found: 'No such dispute.',
+  dashboard_user_not_found: 'No such dashboard user.',
   authentication_not_found:
     'No payment is waiting on an authentication with this client_secret (it was completed, failed or abandoned).',
   invalid_webhook_signature:
     "The webhook's Stripe-Signature does not verify with STRIPE_WEBHOOK_SECRET, or its timestamp is more than 300 seconds old.",
   dispute_not_open: 'The dispute is already closed.',
+  dashboard_user_exists: 'This address already has access to the dashboard.',
+  last_owner: 'The last owner cannot be removed: make someone else an owner first.',
   session_not_pending:
     'The session is not pending (it is funded, cancelled or expired), so it can no longer be changed or paid.',
   share_not_pending: 'The share is already paid.',

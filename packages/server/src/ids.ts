@@ -78,6 +78,11 @@ export const ids = {
   sandboxClientSecret: (paymentId: string) => newToken(`${paymentId}_secret_`),
   /** The sandbox's own processor events (a dispute opening, a refund failing). */
   sandboxEvent: () => newId('sbxevt_'),
+  /** The merchant dashboard (docs/dashboard.md): a person, a one-time sign-in link, a cookie session, its CSRF token. */
+  dashboardUser: () => newId('usr_'),
+  dashboardLink: () => newToken('dsl_'),
+  dashboardSession: () => newToken('dss_'),
+  csrfToken: () => newToken('csrf_'),
 };
 
 /** SHA-256 hex digest, used to store secret keys and to compare bodies. */

@@ -3,6 +3,7 @@
 // exits non-zero. One file per command; a new command is its file and a line in COMMANDS.
 import { ConfigError, loadConfig } from '../config.ts';
 import { type Command, SaidOnStdout, UsageError } from './command.ts';
+import { dashboardLink } from './dashboard.link.ts';
 import { listen } from './listen.ts';
 import { merchantCreate } from './merchant.create.ts';
 import { merchantKeysRoll } from './merchant.keys.roll.ts';
@@ -19,6 +20,7 @@ const COMMANDS: readonly Command[] = [
   merchantCreate,
   merchantUpdate,
   merchantKeysRoll,
+  dashboardLink,
   secretsRotate,
   reconcile,
   listen,

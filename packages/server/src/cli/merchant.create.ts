@@ -1,18 +1,20 @@
 // group-checkout merchant create: a merchant with its keys and secrets, printed once.
 import { parseArgs } from 'node:util';
 import { isCurrencyCode } from '../domain/currencies.ts';
+import { addDashboardUser, normalEmail } from '../flows/dashboard-access.ts';
 import { createMerchant } from '../flows/merchants.ts';
 import { keyEnvironmentFor } from '../ids.ts';
 import { type Command, print, UsageError, withDb } from './command.ts';
 
 export const merchantCreate: Command = {
   name: 'merchant create',
-  usage: '--name NAME [--headless] [--payout-currency CUR] [--allowed-origin URL]… [--json]',
+  usage: '--name NAME [--email OWNER] [--headless] [--payout-currency CUR] [--allowed-origin URL]… [--json]',
   async run(args, config) {
     const { values } = parseArgs({
       args,
       options: {
         name: { type: 'string' },
+        email: { type: 'string' },
         headless: { type: 'boolean', default: false },
         'payout-currency': { type: 'string' },
         'allowed-origin': { type: 'string', multiple: true, default: [] },
@@ -30,6 +32,9 @@ export const merchantCreate: Command = {
       );
     }
     const allowedOrigins = (values['allowed-origin'] ?? []).map(origin);
+    const ownerEmail = values.email === undefined ? undefined : normalEmail(values.email);
+    if (values.email !== undefined && !ownerEmail)
+      throw new UsageError(`--email must be an address such as ana@shop.example, got "${values.email}"`);
     await withDb(config, async (db) => {
       const environment = keyEnvironmentFor(config.serviceEnv);
       const { merchant, publishableKey, secretKey } = await createMerchant(
@@ -37,6 +42,9 @@ export const merchantCreate: Command = {
         { name, environment, headlessApiEnabled: values.headless ?? false, payoutCurrency, allowedOrigins },
         Date.now(),
       );
+      // The dashboard's first owner: signs in with a link from `group-checkout dashboard link`.
+      if (ownerEmail)
+        await addDashboardUser(db, { merchantId: merchant.id, email: ownerEmail, role: 'owner' }, Date.now());
       print(
         values.json ?? false,
         {
@@ -46,6 +54,7 @@ export const merchantCreate: Command = {
           signing_secret: merchant.signingSecret,
           session_webhook_secret: merchant.sessionWebhookSecret,
           environment: config.serviceEnv,
+          dashboard_owner: ownerEmail ?? null,
         },
         [
           `merchant id              ${merchant.id}`,
@@ -54,6 +63,11 @@ export const merchantCreate: Command = {
           `secret key               ${secretKey}   (shown once)`,
           `cart signing secret      ${merchant.signingSecret}`,
           `session webhook secret   ${merchant.sessionWebhookSecret}`,
+          ...(ownerEmail
+            ? [
+                `dashboard owner          ${ownerEmail}  (sign-in link: group-checkout dashboard link --merchant ${merchant.id})`,
+              ]
+            : []),
         ],
       );
     });

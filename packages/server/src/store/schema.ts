@@ -251,6 +251,34 @@ export interface LedgerLinesTable {
   created_at: number;
 }
 
+export interface DashboardUsersTable {
+  id: string;
+  merchant_id: string;
+  /** Lowercased. */
+  email: string;
+  role: 'owner' | 'developer' | 'viewer';
+  created_at: number;
+}
+
+interface DashboardLinksTable {
+  /** SHA-256 of the link's token: the token itself is only in the mail. */
+  token_hash: string;
+  user_id: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+interface DashboardSessionsTable {
+  /** SHA-256 of the cookie's value. */
+  token_hash: string;
+  user_id: string;
+  csrf_token: string;
+  created_at: number;
+  last_seen_at: number;
+  ended_at: number | null;
+}
+
 export interface Database {
   merchants: MerchantsTable;
   api_keys: ApiKeysTable;
@@ -266,6 +294,9 @@ export interface Database {
   processor_events: ProcessorEventsTable;
   disputes: DisputesTable;
   ledger_lines: LedgerLinesTable;
+  dashboard_users: DashboardUsersTable;
+  dashboard_links: DashboardLinksTable;
+  dashboard_sessions: DashboardSessionsTable;
 }
 
 /** What a named query runs on: the database, or a transaction a flow holds open. */

@@ -27,6 +27,19 @@ const ALLOWED: Record<string, string[]> = {
     'app-type.ts',
   ],
   pages: ['pages', 'flows', 'wire', 'domain', 'errors.ts', 'clock.ts', 'config.ts', 'deps.ts', 'app-type.ts'],
+  // The dashboard renders with the hosted pages' html`` and serves its stylesheet as they serve theirs.
+  dashboard: [
+    'dashboard',
+    'pages',
+    'flows',
+    'wire',
+    'domain',
+    'errors.ts',
+    'clock.ts',
+    'config.ts',
+    'deps.ts',
+    'app-type.ts',
+  ],
   jobs: ['jobs', 'flows', 'deps.ts'],
   flows: [
     'flows',
@@ -49,7 +62,7 @@ const ALLOWED: Record<string, string[]> = {
 };
 
 /** Layers that may name the store's types (Session, Member) without importing its queries. */
-const STORE_TYPES_ALLOWED = new Set(['api', 'wire', 'pages']);
+const STORE_TYPES_ALLOWED = new Set(['api', 'wire', 'pages', 'dashboard']);
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

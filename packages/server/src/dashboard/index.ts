@@ -1,0 +1,335 @@
+// The merchant dashboard under {pay_url}/dashboard (docs/dashboard.md): pages rendered on the server and
+// forms, no script at all. An encapsulated plugin with its own headers (a Content-Security-Policy that
+// allows only our stylesheet, no framing, no referrer) and its own error pages. Every read and change goes
+// through the flows the API uses; every change is a POST carrying the session's CSRF token from a page of
+// ours (checked Origin), by a role allowed to make it.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from '../app-type.ts';
+import type { Deps } from '../deps.ts';
+import { type ErrorCode, ServiceError } from '../errors.ts';
+import {
+  DASHBOARD_ROLES,
+  inviteTeammate,
+  listTeam,
+  mailSignInLinks,
+  removeTeammate,
+  sessionForCookie,
+  signInLinkIsLive,
+  signInWithLink,
+  signOut,
+} from '../flows/dashboard-access.ts';
+import { listSessionsPage, sessionPage } from '../flows/dashboard-reads.ts';
+import { redeliverEvent } from '../flows/events.ts';
+import { remindPendingMembers } from '../flows/reminders.ts';
+import { closeMerchantSession } from '../flows/sessions.ts';
+import { sendCompressed } from '../pages/compressed.ts';
+import type { Html } from '../pages/html.ts';
+import type { DashboardRole, DashboardSession } from '../store/dashboard.ts';
+import type { Merchant } from '../store/merchants.ts';
+import { findMerchantForDashboard } from '../flows/dashboard-access.ts';
+import { dashboardStyles } from './assets.ts';
+import { type Section, documentOf } from './layout.ts';
+import {
+  clearCookie,
+  cookieSettings,
+  readCookie,
+  sameOrigin,
+  setCookie,
+  tokensMatch,
+} from './session.ts';
+import {
+  askForLinkView,
+  confirmLinkView,
+  deadLinkView,
+  linkSentView,
+  messageView,
+} from './views/sign-in.ts';
+import { SESSION_STATUSES, type StatusFilter, sessionsListView, sessionView } from './views/sessions.ts';
+import { settingsView } from './views/settings.ts';
+
+const POLICY = [
+  "default-src 'none'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "object-src 'none'",
+].join('; ');
+
+const HEADERS = {
+  'content-security-policy': POLICY,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'cache-control': 'no-store',
+};
+
+/** What a change needs of the signed-in user's role: any change (not a viewer), or the team (an owner). */
+type Need = 'change' | 'team';
+const allowed = (role: DashboardRole, need: Need) =>
+  need === 'change' ? role !== 'viewer' : role === 'owner';
+
+/** Words shown after a change, chosen by the redirect's ?done=. */
+const NOTICES: Record<string, string> = {
+  cancelled: 'The session was cancelled. Paid shares are refunded.',
+  reminded: 'Reminders sent to pending members with an email (at most once an hour each).',
+  redelivered: 'The event is on its way again to every current target.',
+  invited: 'Invitation sent: they get a sign-in link by mail.',
+  removed: 'Removed from the team; their sessions ended.',
+};
+
+/** How a refusal from a flow is shown: its status and its words. */
+const REFUSALS: Partial<Record<ErrorCode, number>> = {
+  invalid_request: 400,
+  session_not_found: 404,
+  event_not_found: 404,
+  webhook_not_found: 404,
+  dashboard_user_not_found: 404,
+  session_not_pending: 409,
+  dashboard_user_exists: 409,
+  last_owner: 409,
+  webhook_limit_reached: 400,
+  rate_limited: 429,
+};
+
+interface Signed {
+  session: DashboardSession;
+  merchant: Merchant;
+}
+
+type Form = Record<string, string | undefined>;
+
+export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
+  const { config } = deps;
+  const base = `${config.payPrefix}/dashboard`;
+  const css = await dashboardStyles();
+  const cookie = cookieSettings(config);
+  const chrome = { base, cssHref: `${base}/assets/${css.name}`, sandbox: config.serviceEnv === 'sandbox' };
+  const read = { rateLimit: { max: config.rateLimits.PAY_READ, timeWindow: 60_000 } };
+  const write = { rateLimit: { max: config.rateLimits.PAY_WRITE * 4, timeWindow: 60_000 } };
+  // Asking for links is what a stranger can do: few per minute from one address.
+  const askLimit = { rateLimit: { max: Math.min(10, config.rateLimits.PAY_WRITE), timeWindow: 60_000 } };
+
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(HEADERS);
+    done();
+  });
+  // Forms, as browsers send them; nothing else is accepted here.
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 16 * 1024 },
+    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+  );
+
+  const send = (
+    reply: FastifyReply,
+    status: number,
+    page: Parameters<typeof documentOf>[1],
+  ) => reply.code(status).type('text/html; charset=utf-8').send(documentOf(chrome, page));
+
+  const signedInChrome = (s: Signed, section?: Section) => ({
+    merchantName: s.merchant.name,
+    user: s.session.user,
+    csrf: s.session.csrfToken,
+    ...(section ? { section } : {}),
+  });
+
+  async function signedIn(request: FastifyRequest): Promise<Signed | undefined> {
+    const value = readCookie(request, cookie.name);
+    if (!value) return undefined;
+    const session = await sessionForCookie(deps, value);
+    if (!session) return undefined;
+    const merchant = await findMerchantForDashboard(deps, session.user.merchantId);
+    return merchant && { session, merchant };
+  }
+
+  app.setErrorHandler((error, request, reply) => {
+    const code = error instanceof ServiceError ? error.code : undefined;
+    const status = code ? REFUSALS[code] : (error as { statusCode?: number }).statusCode;
+    if (status && status < 500) {
+      const text = error instanceof ServiceError ? error.message : 'The request was not understood.';
+      return send(reply, status, {
+        title: 'Not done',
+        body: messageView('Not done', text, { href: `${base}/sessions`, label: 'Back to the dashboard' }),
+      });
+    }
+    request.log.error({ request_id: request.id, err: error }, 'dashboard page failed');
+    return send(reply, 500, {
+      title: 'Something went wrong',
+      body: messageView('Something went wrong', `Reload in a moment. Request ${request.id}.`),
+    });
+  });
+  app.setNotFoundHandler((_request, reply) =>
+    send(reply, 404, { title: 'Not found', body: messageView('Not found', 'There is no such page.') }),
+  );
+
+  /** A page for a signed-in user; anyone else is sent to sign in. */
+  function page(
+    url: string,
+    render: (request: FastifyRequest, s: Signed) => Promise<{ title: string; body: Html; section?: Section }>,
+  ) {
+    app.get(url, { schema: { hide: true }, config: read }, async (request, reply) => {
+      const s = await signedIn(request);
+      if (!s) return reply.code(303).header('location', `${base}/sign-in`).send();
+      const { title, body, section } = await render(request, s);
+      const done = (request.query as Record<string, unknown>).done;
+      const notice = typeof done === 'string' ? NOTICES[done] : undefined;
+      return send(reply, 200, { title, body, signedIn: signedInChrome(s, section), ...(notice ? { notice } : {}) });
+    });
+  }
+
+  const refuse = (reply: FastifyReply, status: number, title: string, text: string) =>
+    send(reply, status, { title, body: messageView(title, text, { href: `${base}/sessions`, label: 'Back to the dashboard' }) });
+
+  /**
+   * A change: signed in, from our own page (Origin), with the session's CSRF token, by a role allowed to
+   * make it; otherwise refused before anything changes. Answers a redirect to the page to show next.
+   */
+  function action(url: string, need: Need, run: (request: FastifyRequest, s: Signed, form: Form) => Promise<string>) {
+    app.post(url, { schema: { hide: true }, config: write }, async (request, reply) => {
+      const s = await signedIn(request);
+      if (!s) return refuse(reply, 401, 'Signed out', 'Your session ended. Sign in again, then repeat the change.');
+      const form = (request.body ?? {}) as Form;
+      if (!sameOrigin(request, cookie) || !tokensMatch(form._csrf, s.session.csrfToken))
+        return refuse(reply, 403, 'Refused', 'This change did not come from a dashboard page. Nothing was changed.');
+      if (!allowed(s.session.user.role, need))
+        return refuse(
+          reply,
+          403,
+          'Not allowed',
+          need === 'team'
+            ? 'Only an owner may change the team. Nothing was changed.'
+            : 'Viewers may read but not change anything. Nothing was changed.',
+        );
+      return reply.code(303).header('location', await run(request, s, form)).send();
+    });
+  }
+
+  // ---- Signing in ----
+  app.get('/sign-in', { schema: { hide: true }, config: read }, async (request, reply) => {
+    const token = (request.query as Record<string, unknown>).token;
+    if (typeof token === 'string' && token.length > 0) {
+      const live = token.length <= 100 && (await signInLinkIsLive(deps, token));
+      return live
+        ? send(reply, 200, { title: 'Sign in', body: confirmLinkView(base, token) })
+        : send(reply, 410, { title: 'Link does not work', body: deadLinkView(base) });
+    }
+    return send(reply, 200, { title: 'Sign in', body: askForLinkView(base) });
+  });
+
+  app.post('/sign-in/request', { schema: { hide: true }, config: askLimit }, async (request, reply) => {
+    if (!sameOrigin(request, cookie))
+      return refuse(reply, 403, 'Refused', 'Ask for a link from the sign-in page.');
+    const email = (request.body as Form | undefined)?.email ?? '';
+    // Sent after the answer, so that neither the words nor the time taken tell whether the address is known.
+    void mailSignInLinks(deps, email).catch((error: Error) =>
+      deps.logger.warn({ err: error.message }, 'dashboard sign-in mail failed'),
+    );
+    return send(reply, 200, { title: 'Check your mail', body: linkSentView(base) });
+  });
+
+  app.post('/sign-in', { schema: { hide: true }, config: write }, async (request, reply) => {
+    if (!sameOrigin(request, cookie))
+      return refuse(reply, 403, 'Refused', 'Open the sign-in link from your mail, then continue.');
+    const token = (request.body as Form | undefined)?.token ?? '';
+    const opened = token.length > 0 && token.length <= 100 ? await signInWithLink(deps, token) : undefined;
+    if (!opened) return send(reply, 410, { title: 'Link does not work', body: deadLinkView(base) });
+    return reply.code(303).header('set-cookie', setCookie(cookie, opened.cookie)).header('location', `${base}/sessions`).send();
+  });
+
+  app.post('/sign-out', { schema: { hide: true }, config: write }, async (request, reply) => {
+    const s = await signedIn(request);
+    const form = (request.body ?? {}) as Form;
+    if (s) {
+      if (!sameOrigin(request, cookie) || !tokensMatch(form._csrf, s.session.csrfToken))
+        return refuse(reply, 403, 'Refused', 'This change did not come from a dashboard page. Nothing was changed.');
+      await signOut(deps, s.session);
+    }
+    return reply.code(303).header('set-cookie', clearCookie(cookie)).header('location', `${base}/sign-in`).send();
+  });
+
+  // ---- Pages ----
+  app.get('/', { schema: { hide: true }, config: read }, async (_request, reply) =>
+    reply.code(303).header('location', `${base}/sessions`).send(),
+  );
+
+  page('/sessions', async (request, s) => {
+    const q = request.query as Record<string, unknown>;
+    const status = SESSION_STATUSES.includes(q.status as StatusFilter) ? (q.status as StatusFilter) : undefined;
+    const search = typeof q.q === 'string' ? q.q.slice(0, 200) : undefined;
+    const cursor = typeof q.cursor === 'string' ? q.cursor : undefined;
+    const { rows, nextCursor } = await listSessionsPage(deps, s.merchant.id, { status, search, cursor });
+    return {
+      title: 'Sessions',
+      section: 'sessions',
+      body: sessionsListView(base, { status, search }, rows, nextCursor),
+    };
+  });
+
+  page('/sessions/:sessionId', async (request, s) => {
+    const { sessionId } = request.params as { sessionId: string };
+    const data = await sessionPage(deps, s.merchant.id, sessionId);
+    return {
+      title: `Session ${sessionId}`,
+      section: 'sessions',
+      body: sessionView(
+        base,
+        data,
+        { change: allowed(s.session.user.role, 'change'), csrf: s.session.csrfToken },
+        deps.clock.now(),
+      ),
+    };
+  });
+
+  page('/settings', async (_request, s) => ({
+    title: 'Settings',
+    section: 'settings',
+    body: settingsView(base, {
+      merchantId: s.merchant.id,
+      team: await listTeam(deps, s.merchant.id),
+      me: s.session.user,
+      csrf: s.session.csrfToken,
+    }),
+  }));
+
+  // ---- Changes, through the API's flows ----
+  action('/sessions/:sessionId/cancel', 'change', async (request, s) => {
+    const { sessionId } = request.params as { sessionId: string };
+    await closeMerchantSession(deps, s.merchant.id, sessionId, 'cancelled');
+    return `${base}/sessions/${sessionId}?done=cancelled`;
+  });
+
+  action('/sessions/:sessionId/remind', 'change', async (request, s) => {
+    const { sessionId } = request.params as { sessionId: string };
+    await remindPendingMembers(deps, s.merchant.id, sessionId);
+    return `${base}/sessions/${sessionId}?done=reminded`;
+  });
+
+  action('/events/:eventId/redeliver', 'change', async (request, s) => {
+    const { eventId } = request.params as { eventId: string };
+    const detail = await redeliverEvent(deps, s.merchant.id, eventId);
+    const sessionId = detail.event.data.session_id;
+    return `${base}/sessions/${sessionId}?done=redelivered`;
+  });
+
+  action('/team/invite', 'team', async (_request, s, form) => {
+    const role = DASHBOARD_ROLES.find((r) => r === form.role);
+    if (!role) throw new ServiceError('invalid_request', { message: 'role must be owner, developer or viewer' });
+    await inviteTeammate(deps, s.merchant.id, { email: form.email ?? '', role });
+    return `${base}/settings?done=invited`;
+  });
+
+  action('/team/:userId/remove', 'team', async (request, s) => {
+    const { userId } = request.params as { userId: string };
+    await removeTeammate(deps, s.merchant.id, userId);
+    return `${base}/settings?done=removed`;
+  });
+
+  app.get('/assets/:name', { schema: { hide: true }, config: { public: true } }, (request, reply) => {
+    if ((request.params as { name: string }).name !== css.name)
+      return reply.code(404).type('text/plain; charset=utf-8').send('No such file.');
+    reply.header('cache-control', 'public, max-age=31536000, immutable').type('text/css; charset=utf-8');
+    return sendCompressed(request, reply, css);
+  });
+}

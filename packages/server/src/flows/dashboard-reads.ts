@@ -1,0 +1,55 @@
+// What the dashboard's pages read (docs/dashboard.md#pages), through the same flows and store queries as
+// the API where the API has them: a session is getSession's, its events and deliveries getEventDetail's.
+import type { Deps } from '../deps.ts';
+import type { EventPayload } from '../events/outbox.ts';
+import { listSessionsFiltered, type SessionFilter, type SessionRowSummary } from '../store/dashboard.ts';
+import type { Delivery, DeliveryAttempt } from '../store/deliveries.ts';
+import { listSessionLedgerLines, type StoredLedgerLine } from '../store/ledger.ts';
+import { getEventDetail, listMerchantEvents } from './events.ts';
+import { getSession } from './sessions.ts';
+
+const SESSIONS_PAGE_SIZE = 25;
+/** A session's timeline shows at most this many events (a session has a dozen at most in practice). */
+const TIMELINE_EVENTS = 100;
+
+/** The cursor of a page: the last row's creation time and id, as one opaque string. */
+const cursorOf = (row: SessionRowSummary) => `${row.createdAt}.${row.id}`;
+
+function parseCursor(cursor: string | undefined): SessionFilter['after'] {
+  const match = cursor ? /^(\d{1,16})\.([A-Za-z0-9_]{1,64})$/.exec(cursor) : null;
+  return match ? { createdAt: Number(match[1]), id: match[2] as string } : undefined;
+}
+
+export async function listSessionsPage(
+  deps: Deps,
+  merchantId: string,
+  query: { status?: SessionFilter['status']; search?: string; cursor?: string },
+): Promise<{ rows: SessionRowSummary[]; nextCursor: string | null }> {
+  const rows = await listSessionsFiltered(deps.db.kysely, merchantId, SESSIONS_PAGE_SIZE, {
+    status: query.status,
+    search: query.search?.trim() || undefined,
+    after: parseCursor(query.cursor),
+  });
+  const page = rows.slice(0, SESSIONS_PAGE_SIZE);
+  const last = page.at(-1);
+  return { rows: page, nextCursor: rows.length > SESSIONS_PAGE_SIZE && last ? cursorOf(last) : null };
+}
+
+export interface TimelineEvent {
+  event: EventPayload;
+  deliveries: (Delivery & { attempts: DeliveryAttempt[] })[];
+}
+
+/** A session with everything that happened to it; another merchant's is session_not_found. */
+export async function sessionPage(deps: Deps, merchantId: string, sessionId: string) {
+  const found = await getSession(deps, merchantId, sessionId);
+  const ledger: StoredLedgerLine[] = await listSessionLedgerLines(deps.db.kysely, sessionId);
+  const { page } = await listMerchantEvents(deps, merchantId, TIMELINE_EVENTS, { sessionId });
+  const timeline: TimelineEvent[] = [];
+  // Oldest first: a timeline reads down.
+  for (const event of [...page].reverse()) {
+    const detail = await getEventDetail(deps, merchantId, event.id);
+    timeline.push({ event: detail.event, deliveries: detail.deliveries });
+  }
+  return { ...found, ledger, timeline };
+}
