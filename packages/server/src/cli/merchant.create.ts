@@ -54,7 +54,7 @@ export const merchantCreate: Command = {
           signing_secret: merchant.signingSecret,
           session_webhook_secret: merchant.sessionWebhookSecret,
           environment: config.serviceEnv,
-          dashboard_owner: ownerEmail ?? null,
+          ...(ownerEmail ? { dashboard_owner: ownerEmail } : {}),
         },
         [
           `merchant id              ${merchant.id}`,

@@ -9,6 +9,7 @@ import type { Deps } from '../deps.ts';
 import { type ErrorCode, ServiceError } from '../errors.ts';
 import {
   DASHBOARD_ROLES,
+  findMerchantForDashboard,
   inviteTeammate,
   listTeam,
   mailSignInLinks,
@@ -26,26 +27,12 @@ import { sendCompressed } from '../pages/compressed.ts';
 import type { Html } from '../pages/html.ts';
 import type { DashboardRole, DashboardSession } from '../store/dashboard.ts';
 import type { Merchant } from '../store/merchants.ts';
-import { findMerchantForDashboard } from '../flows/dashboard-access.ts';
 import { dashboardStyles } from './assets.ts';
-import { type Section, documentOf } from './layout.ts';
-import {
-  clearCookie,
-  cookieSettings,
-  readCookie,
-  sameOrigin,
-  setCookie,
-  tokensMatch,
-} from './session.ts';
-import {
-  askForLinkView,
-  confirmLinkView,
-  deadLinkView,
-  linkSentView,
-  messageView,
-} from './views/sign-in.ts';
+import { documentOf, type Section } from './layout.ts';
+import { clearCookie, cookieSettings, readCookie, sameOrigin, setCookie, tokensMatch } from './session.ts';
 import { SESSION_STATUSES, type StatusFilter, sessionsListView, sessionView } from './views/sessions.ts';
 import { settingsView } from './views/settings.ts';
+import { askForLinkView, confirmLinkView, deadLinkView, linkSentView, messageView } from './views/sign-in.ts';
 
 const POLICY = [
   "default-src 'none'",
@@ -122,11 +109,8 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
   );
 
-  const send = (
-    reply: FastifyReply,
-    status: number,
-    page: Parameters<typeof documentOf>[1],
-  ) => reply.code(status).type('text/html; charset=utf-8').send(documentOf(chrome, page));
+  const send = (reply: FastifyReply, status: number, page: Parameters<typeof documentOf>[1]) =>
+    reply.code(status).type('text/html; charset=utf-8').send(documentOf(chrome, page));
 
   const signedInChrome = (s: Signed, section?: Section) => ({
     merchantName: s.merchant.name,
@@ -175,24 +159,42 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
       const { title, body, section } = await render(request, s);
       const done = (request.query as Record<string, unknown>).done;
       const notice = typeof done === 'string' ? NOTICES[done] : undefined;
-      return send(reply, 200, { title, body, signedIn: signedInChrome(s, section), ...(notice ? { notice } : {}) });
+      return send(reply, 200, {
+        title,
+        body,
+        signedIn: signedInChrome(s, section),
+        ...(notice ? { notice } : {}),
+      });
     });
   }
 
   const refuse = (reply: FastifyReply, status: number, title: string, text: string) =>
-    send(reply, status, { title, body: messageView(title, text, { href: `${base}/sessions`, label: 'Back to the dashboard' }) });
+    send(reply, status, {
+      title,
+      body: messageView(title, text, { href: `${base}/sessions`, label: 'Back to the dashboard' }),
+    });
 
   /**
    * A change: signed in, from our own page (Origin), with the session's CSRF token, by a role allowed to
    * make it; otherwise refused before anything changes. Answers a redirect to the page to show next.
    */
-  function action(url: string, need: Need, run: (request: FastifyRequest, s: Signed, form: Form) => Promise<string>) {
+  function action(
+    url: string,
+    need: Need,
+    run: (request: FastifyRequest, s: Signed, form: Form) => Promise<string>,
+  ) {
     app.post(url, { schema: { hide: true }, config: write }, async (request, reply) => {
       const s = await signedIn(request);
-      if (!s) return refuse(reply, 401, 'Signed out', 'Your session ended. Sign in again, then repeat the change.');
+      if (!s)
+        return refuse(reply, 401, 'Signed out', 'Your session ended. Sign in again, then repeat the change.');
       const form = (request.body ?? {}) as Form;
       if (!sameOrigin(request, cookie) || !tokensMatch(form._csrf, s.session.csrfToken))
-        return refuse(reply, 403, 'Refused', 'This change did not come from a dashboard page. Nothing was changed.');
+        return refuse(
+          reply,
+          403,
+          'Refused',
+          'This change did not come from a dashboard page. Nothing was changed.',
+        );
       if (!allowed(s.session.user.role, need))
         return refuse(
           reply,
@@ -202,7 +204,10 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
             ? 'Only an owner may change the team. Nothing was changed.'
             : 'Viewers may read but not change anything. Nothing was changed.',
         );
-      return reply.code(303).header('location', await run(request, s, form)).send();
+      return reply
+        .code(303)
+        .header('location', await run(request, s, form))
+        .send();
     });
   }
 
@@ -235,7 +240,11 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     const token = (request.body as Form | undefined)?.token ?? '';
     const opened = token.length > 0 && token.length <= 100 ? await signInWithLink(deps, token) : undefined;
     if (!opened) return send(reply, 410, { title: 'Link does not work', body: deadLinkView(base) });
-    return reply.code(303).header('set-cookie', setCookie(cookie, opened.cookie)).header('location', `${base}/sessions`).send();
+    return reply
+      .code(303)
+      .header('set-cookie', setCookie(cookie, opened.cookie))
+      .header('location', `${base}/sessions`)
+      .send();
   });
 
   app.post('/sign-out', { schema: { hide: true }, config: write }, async (request, reply) => {
@@ -243,10 +252,19 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     const form = (request.body ?? {}) as Form;
     if (s) {
       if (!sameOrigin(request, cookie) || !tokensMatch(form._csrf, s.session.csrfToken))
-        return refuse(reply, 403, 'Refused', 'This change did not come from a dashboard page. Nothing was changed.');
+        return refuse(
+          reply,
+          403,
+          'Refused',
+          'This change did not come from a dashboard page. Nothing was changed.',
+        );
       await signOut(deps, s.session);
     }
-    return reply.code(303).header('set-cookie', clearCookie(cookie)).header('location', `${base}/sign-in`).send();
+    return reply
+      .code(303)
+      .header('set-cookie', clearCookie(cookie))
+      .header('location', `${base}/sign-in`)
+      .send();
   });
 
   // ---- Pages ----
@@ -256,7 +274,9 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
 
   page('/sessions', async (request, s) => {
     const q = request.query as Record<string, unknown>;
-    const status = SESSION_STATUSES.includes(q.status as StatusFilter) ? (q.status as StatusFilter) : undefined;
+    const status = SESSION_STATUSES.includes(q.status as StatusFilter)
+      ? (q.status as StatusFilter)
+      : undefined;
     const search = typeof q.q === 'string' ? q.q.slice(0, 200) : undefined;
     const cursor = typeof q.cursor === 'string' ? q.cursor : undefined;
     const { rows, nextCursor } = await listSessionsPage(deps, s.merchant.id, { status, search, cursor });
@@ -315,7 +335,8 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
 
   action('/team/invite', 'team', async (_request, s, form) => {
     const role = DASHBOARD_ROLES.find((r) => r === form.role);
-    if (!role) throw new ServiceError('invalid_request', { message: 'role must be owner, developer or viewer' });
+    if (!role)
+      throw new ServiceError('invalid_request', { message: 'role must be owner, developer or viewer' });
     await inviteTeammate(deps, s.merchant.id, { email: form.email ?? '', role });
     return `${base}/settings?done=invited`;
   });

@@ -5,7 +5,6 @@
 import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { ids, sha256 } from '../ids.ts';
-import type { Db } from '../store/db.ts';
 import {
   claimDashboardLink,
   countOwners,
@@ -25,6 +24,7 @@ import {
   listDashboardUsersByEmail,
   touchDashboardSession,
 } from '../store/dashboard.ts';
+import type { Db } from '../store/db.ts';
 import { findMerchantById } from '../store/merchants.ts';
 
 export const SIGN_IN_LINK_TTL_MS = 15 * 60 * 1000;
@@ -63,13 +63,24 @@ export async function addDashboardUser(
     });
   if (await findDashboardUserByEmail(db.kysely, input.merchantId, email))
     throw new ServiceError('dashboard_user_exists');
-  const user: DashboardUser = { id: ids.dashboardUser(), merchantId: input.merchantId, email, role: input.role, createdAt: now };
+  const user: DashboardUser = {
+    id: ids.dashboardUser(),
+    merchantId: input.merchantId,
+    email,
+    role: input.role,
+    createdAt: now,
+  };
   await insertDashboardUser(db.kysely, user);
   return user;
 }
 
 /** A fresh one-time sign-in link for the user; the token is only in the URL answered. */
-export async function issueSignInLink(db: Db, publicPayUrl: string, userId: string, now: number): Promise<string> {
+export async function issueSignInLink(
+  db: Db,
+  publicPayUrl: string,
+  userId: string,
+  now: number,
+): Promise<string> {
   const token = ids.dashboardLink();
   await insertDashboardLink(db.kysely, {
     tokenHash: sha256(token),

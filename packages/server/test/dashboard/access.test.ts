@@ -6,17 +6,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { TestApp } from '../helpers/app.ts';
 import { MINUTE_MS, manualClock } from '../helpers/clock.ts';
-import {
-  change,
-  dashboardRequest,
-  dashboardUser,
-  linkToken,
-  signIn,
-} from '../helpers/dashboard.ts';
+import { change, dashboardRequest, dashboardUser, linkToken, signIn } from '../helpers/dashboard.ts';
 import { startPagesApp } from '../helpers/pages.ts';
 import { equalGroup, eventually, payOk } from '../helpers/payments.ts';
 import { createSession } from '../helpers/sessions.ts';
-import { startSmtpServer, type SmtpReceiver } from '../helpers/smtp.ts';
+import { type SmtpReceiver, startSmtpServer } from '../helpers/smtp.ts';
 
 describe('dashboard: signing in and who may do what', () => {
   let t: TestApp;
@@ -35,8 +29,12 @@ describe('dashboard: signing in and who may do what', () => {
 
   test('a known and an unknown address get the same answer; only the known one gets mail, with a working link', async () => {
     const owner = await dashboardUser(t, 'owner');
-    const known = await dashboardRequest(t, 'POST', '/dashboard/sign-in/request', { form: { email: owner.email.toUpperCase() } });
-    const unknown = await dashboardRequest(t, 'POST', '/dashboard/sign-in/request', { form: { email: 'nobody@shop.example' } });
+    const known = await dashboardRequest(t, 'POST', '/dashboard/sign-in/request', {
+      form: { email: owner.email.toUpperCase() },
+    });
+    const unknown = await dashboardRequest(t, 'POST', '/dashboard/sign-in/request', {
+      form: { email: 'nobody@shop.example' },
+    });
     assert.equal(known.status, 200);
     assert.equal(unknown.status, 200);
     assert.equal(known.text, unknown.text);
@@ -61,7 +59,9 @@ describe('dashboard: signing in and who may do what', () => {
   test('an address gets at most 5 links an hour, and the answer does not change past that', async () => {
     const user = await dashboardUser(t, 'viewer');
     for (let i = 0; i < 7; i++) {
-      const res = await dashboardRequest(t, 'POST', '/dashboard/sign-in/request', { form: { email: user.email } });
+      const res = await dashboardRequest(t, 'POST', '/dashboard/sign-in/request', {
+        form: { email: user.email },
+      });
       assert.equal(res.status, 200);
     }
     await eventually(async () => mailsTo(user.email).length === 5);
@@ -94,7 +94,10 @@ describe('dashboard: signing in and who may do what', () => {
 
     const late = await linkToken(t, user);
     clock.advance(15 * MINUTE_MS + 1);
-    assert.equal((await dashboardRequest(t, 'POST', '/dashboard/sign-in', { form: { token: late } })).status, 410);
+    assert.equal(
+      (await dashboardRequest(t, 'POST', '/dashboard/sign-in', { form: { token: late } })).status,
+      410,
+    );
   });
 
   test('a session ends after 30 minutes without a request; requests within keep it alive', async () => {
@@ -137,13 +140,20 @@ describe('dashboard: signing in and who may do what', () => {
     const created = await createSession(t);
     const path = `/dashboard/sessions/${created.session_id}/cancel`;
     const none = await dashboardRequest(t, 'POST', path, { cookie: s.cookie, form: {} });
-    const wrong = await dashboardRequest(t, 'POST', path, { cookie: s.cookie, form: { _csrf: `${s.csrf.slice(0, -1)}x` } });
+    const wrong = await dashboardRequest(t, 'POST', path, {
+      cookie: s.cookie,
+      form: { _csrf: `${s.csrf.slice(0, -1)}x` },
+    });
     const foreign = await dashboardRequest(t, 'POST', path, {
       cookie: s.cookie,
       form: { _csrf: s.csrf },
       origin: 'https://evil.example',
     });
-    const missing = await dashboardRequest(t, 'POST', path, { cookie: s.cookie, form: { _csrf: s.csrf }, origin: null });
+    const missing = await dashboardRequest(t, 'POST', path, {
+      cookie: s.cookie,
+      form: { _csrf: s.csrf },
+      origin: null,
+    });
     for (const res of [none, wrong, foreign, missing]) assert.equal(res.status, 403, res.text);
     const after = await t.request('GET', `/v1/sessions/${created.session_id}`, { key: t.merchant.secretKey });
     assert.equal(after.body.status, 'pending');
@@ -158,11 +168,19 @@ describe('dashboard: signing in and who may do what', () => {
     const refused = await change(t, viewer, cancel);
     assert.equal(refused.status, 403);
     assert.match(refused.text, /Viewers may read but not change anything/);
-    assert.equal((await t.request('GET', `/v1/sessions/${created.session_id}`, { key: t.merchant.secretKey })).body.status, 'pending');
+    assert.equal(
+      (await t.request('GET', `/v1/sessions/${created.session_id}`, { key: t.merchant.secretKey })).body
+        .status,
+      'pending',
+    );
     const done = await change(t, developer, cancel);
     assert.equal(done.status, 303);
     assert.equal(done.location, `/dashboard/sessions/${created.session_id}?done=cancelled`);
-    assert.equal((await t.request('GET', `/v1/sessions/${created.session_id}`, { key: t.merchant.secretKey })).body.status, 'cancelled');
+    assert.equal(
+      (await t.request('GET', `/v1/sessions/${created.session_id}`, { key: t.merchant.secretKey })).body
+        .status,
+      'cancelled',
+    );
     // Cancelled already: the API's 409, in words.
     assert.equal((await change(t, developer, cancel)).status, 409);
 
@@ -174,27 +192,41 @@ describe('dashboard: signing in and who may do what', () => {
     await eventually(async () => mailsTo('new.person@shop.example').length === 1);
     assert.match(mailsTo('new.person@shop.example')[0]?.text ?? '', /as viewer/);
     assert.equal((await change(t, owner, '/dashboard/team/invite', invite)).status, 409);
-    assert.equal((await change(t, owner, '/dashboard/team/invite', { email: 'not an address', role: 'viewer' })).status, 400);
-    assert.equal((await change(t, owner, '/dashboard/team/invite', { email: 'a@shop.example', role: 'admin' })).status, 400);
+    assert.equal(
+      (await change(t, owner, '/dashboard/team/invite', { email: 'not an address', role: 'viewer' })).status,
+      400,
+    );
+    assert.equal(
+      (await change(t, owner, '/dashboard/team/invite', { email: 'a@shop.example', role: 'admin' })).status,
+      400,
+    );
   });
 
   test("another merchant's session, event and teammate are 404, read or changed", async () => {
     const other = await t.createMerchant({ name: 'Other Shop' });
     const theirs = await equalGroup({ request: t.request, merchant: other }, ['Ann', 'Bob']);
     await payOk(t, theirs.shares[0].shareId);
-    const events = await t.request('GET', `/v1/events?session_id=${theirs.created.session_id}`, { key: other.secretKey });
+    const events = await t.request('GET', `/v1/events?session_id=${theirs.created.session_id}`, {
+      key: other.secretKey,
+    });
     const eventId = events.body.data[0].id as string;
     const theirUser = await dashboardUser(t, 'viewer', other);
     const s = await signIn(t, await dashboardUser(t, 'owner'));
-    const page = await dashboardRequest(t, 'GET', `/dashboard/sessions/${theirs.created.session_id}`, { cookie: s.cookie });
+    const page = await dashboardRequest(t, 'GET', `/dashboard/sessions/${theirs.created.session_id}`, {
+      cookie: s.cookie,
+    });
     assert.equal(page.status, 404);
     assert.equal((await change(t, s, `/dashboard/sessions/${theirs.created.session_id}/cancel`)).status, 404);
     assert.equal((await change(t, s, `/dashboard/sessions/${theirs.created.session_id}/remind`)).status, 404);
     assert.equal((await change(t, s, `/dashboard/events/${eventId}/redeliver`)).status, 404);
     assert.equal((await change(t, s, `/dashboard/team/${theirUser.id}/remove`)).status, 404);
-    const list = await dashboardRequest(t, 'GET', `/dashboard/sessions?q=${theirs.created.session_id}`, { cookie: s.cookie });
+    const list = await dashboardRequest(t, 'GET', `/dashboard/sessions?q=${theirs.created.session_id}`, {
+      cookie: s.cookie,
+    });
     assert.match(list.text, /No sessions match/);
-    const still = await t.request('GET', `/v1/sessions/${theirs.created.session_id}`, { key: other.secretKey });
+    const still = await t.request('GET', `/v1/sessions/${theirs.created.session_id}`, {
+      key: other.secretKey,
+    });
     assert.equal(still.body.status, 'pending');
   });
 
@@ -205,7 +237,10 @@ describe('dashboard: signing in and who may do what', () => {
     const devUser = await dashboardUser(t, 'developer', other);
     const dev = await signIn(t, devUser);
     assert.equal((await change(t, owner, `/dashboard/team/${devUser.id}/remove`)).status, 303);
-    assert.equal((await dashboardRequest(t, 'GET', '/dashboard/sessions', { cookie: dev.cookie })).status, 303);
+    assert.equal(
+      (await dashboardRequest(t, 'GET', '/dashboard/sessions', { cookie: dev.cookie })).status,
+      303,
+    );
     const self = await change(t, owner, `/dashboard/team/${ownerUser.id}/remove`);
     assert.equal(self.status, 409);
     assert.match(self.text, /last owner/);
@@ -230,6 +265,9 @@ describe('dashboard: the cookie off loopback (https pay URL)', () => {
 
   test('is Secure with the __Host- prefix', async () => {
     const s = await signIn(t, await dashboardUser(t, 'owner'));
-    assert.match(s.setCookie, /^__Host-gc_dashboard=dss_[A-Za-z0-9]+; Path=\/; HttpOnly; SameSite=Strict; Secure$/);
+    assert.match(
+      s.setCookie,
+      /^__Host-gc_dashboard=dss_[A-Za-z0-9]+; Path=\/; HttpOnly; SameSite=Strict; Secure$/,
+    );
   });
 });

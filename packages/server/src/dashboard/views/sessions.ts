@@ -1,14 +1,15 @@
 // The sessions list (status filter, search by order_ref or id, paging) and one session's page: its cart,
 // its group, its money (payments, refunds, disputes, ledger lines) and the timeline of its events with
 // every delivery's attempts.
+
+import type { TimelineEvent } from '../../flows/dashboard-reads.ts';
 import { type Html, html } from '../../pages/html.ts';
-import type { SessionRowSummary } from '../../store/dashboard.ts';
 import type { Attempt } from '../../store/attempts.ts';
+import type { SessionRowSummary } from '../../store/dashboard.ts';
+import type { Dispute } from '../../store/disputes.ts';
 import type { StoredLedgerLine } from '../../store/ledger.ts';
 import type { Member } from '../../store/members.ts';
-import type { Dispute } from '../../store/disputes.ts';
 import type { Session } from '../../store/sessions.ts';
-import type { TimelineEvent } from '../../flows/dashboard-reads.ts';
 import { money, when, whenSeconds } from '../format.ts';
 import { changeForm } from '../layout.ts';
 
@@ -45,7 +46,8 @@ ${
 <caption class="sr-only">Sessions, newest first</caption>
 <thead><tr><th scope="col">Session</th><th scope="col">Order</th><th scope="col">Status</th><th scope="col" class="num">Total</th><th scope="col">Created</th></tr></thead>
 <tbody>${rows.map(
-        (r) => html`<tr><td><a class="mono" href="${base}/sessions/${r.id}">${r.id}</a></td><td>${r.orderRef ?? '—'}</td><td>${statusBadge(r.status)}</td><td class="num">${money(r.totalCents, r.currency)}</td><td>${when(r.createdAt)}</td></tr>`,
+        (r) =>
+          html`<tr><td><a class="mono" href="${base}/sessions/${r.id}">${r.id}</a></td><td>${r.orderRef ?? '—'}</td><td>${statusBadge(r.status)}</td><td class="num">${money(r.totalCents, r.currency)}</td><td>${when(r.createdAt)}</td></tr>`,
       )}</tbody></table></div>`
 }
 ${nextCursor ? html`<p class="pager"><a href="${base}/sessions?${next.toString()}" rel="next">Older sessions</a></p>` : ''}
@@ -64,7 +66,8 @@ export interface SessionPageData {
 /** The member's payment: the charge or hold that took their share, with the card's brand and last four. */
 const paymentOf = (attempts: readonly Attempt[], memberId: string) =>
   attempts.find(
-    (a) => a.memberId === memberId && (a.kind === 'charge' || a.kind === 'authorize') && a.state === 'succeeded',
+    (a) =>
+      a.memberId === memberId && (a.kind === 'charge' || a.kind === 'authorize') && a.state === 'succeeded',
   );
 
 export function sessionView(
@@ -79,7 +82,9 @@ export function sessionView(
   const paid = d.members.filter((m) => m.status === 'paid' || m.status === 'authorized');
   const paidCents = paid.reduce((sum, m) => sum + m.amountCents, 0);
   const cart = s.cart;
-  const payments = d.attempts.filter((a) => a.kind !== 'refund' && a.kind !== 'transfer' && a.kind !== 'release');
+  const payments = d.attempts.filter(
+    (a) => a.kind !== 'refund' && a.kind !== 'transfer' && a.kind !== 'release',
+  );
   const refunds = d.attempts.filter((a) => a.kind === 'refund');
   return html`<p><a href="${base}/sessions">All sessions</a></p>
 <h1>Session <span class="mono">${s.id}</span></h1>
@@ -95,7 +100,8 @@ ${
 <section class="card" aria-labelledby="cart-h"><h2 id="cart-h">Cart</h2><div class="scroll"><table>
 <thead><tr><th scope="col">Item</th><th scope="col" class="num">Quantity</th><th scope="col" class="num">Unit price</th></tr></thead>
 <tbody>${cart.items.map(
-    (i) => html`<tr><td>${i.name}</td><td class="num">${i.quantity}</td><td class="num">${money(i.unit_price, c)}</td></tr>`,
+    (i) =>
+      html`<tr><td>${i.name}</td><td class="num">${i.quantity}</td><td class="num">${money(i.unit_price, c)}</td></tr>`,
   )}
 ${cart.tax ? html`<tr><td>Tax</td><td></td><td class="num">${money(cart.tax, c)}</td></tr>` : ''}
 ${cart.shipping ? html`<tr><td>Shipping</td><td></td><td class="num">${money(cart.shipping, c)}</td></tr>` : ''}
@@ -132,7 +138,8 @@ function attemptsTable(attempts: readonly Attempt[]): Html {
   if (attempts.length === 0) return html`<p class="muted">None.</p>`;
   return html`<div class="scroll"><table><thead><tr><th scope="col">Kind</th><th scope="col">Processor id</th><th scope="col" class="num">Amount</th><th scope="col">State</th><th scope="col">Card</th><th scope="col">At</th></tr></thead>
 <tbody>${attempts.map(
-    (a) => html`<tr><td>${a.kind}</td><td class="mono">${a.processorId ?? '—'}</td><td class="num">${money(a.amountCents, a.currency)}</td><td>${statusBadge(a.state)}${a.declineCode ? html`<br><span class="small">${a.declineCode}</span>` : ''}</td><td>${a.cardBrand ? `${a.cardBrand} ···· ${a.cardLast4 ?? ''}` : '—'}</td><td>${when(a.createdAt)}</td></tr>`,
+    (a) =>
+      html`<tr><td>${a.kind}</td><td class="mono">${a.processorId ?? '—'}</td><td class="num">${money(a.amountCents, a.currency)}</td><td>${statusBadge(a.state)}${a.declineCode ? html`<br><span class="small">${a.declineCode}</span>` : ''}</td><td>${a.cardBrand ? `${a.cardBrand} ···· ${a.cardLast4 ?? ''}` : '—'}</td><td>${when(a.createdAt)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
