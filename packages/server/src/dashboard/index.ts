@@ -1,6 +1,6 @@
 // The merchant dashboard under {pay_url}/dashboard (docs/dashboard.md): pages rendered on the server and
 // forms, no script at all. An encapsulated plugin with its own headers (a Content-Security-Policy that
-// allows only our stylesheet, no framing, no referrer) and its own error pages. Every read and change goes
+// allows only our stylesheet, no framing, no referrer to other sites) and its own error pages. Every read and change goes
 // through the flows the API uses; every change is a POST carrying the session's CSRF token from a page of
 // ours (checked Origin), by a role allowed to make it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -47,7 +47,9 @@ const POLICY = [
 const HEADERS = {
   'content-security-policy': POLICY,
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // Not no-referrer: with it, browsers send `Origin: null` on a form's POST, and every change is checked by
+  // its Origin. same-origin sends nothing to other sites (the sign-in page's URL carries a token).
+  'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
   'cache-control': 'no-store',
 };

@@ -123,7 +123,7 @@ describe('dashboard: signing in and who may do what', () => {
     assert.equal(cancel.status, 401);
   });
 
-  test('pages carry the CSP, nosniff, no referrer and no framing', async () => {
+  test('pages carry the CSP, nosniff, no referrer to other sites and no framing', async () => {
     const res = await dashboardRequest(t, 'GET', '/dashboard/sign-in');
     assert.equal(res.status, 200);
     const csp = res.headers.get('content-security-policy') ?? '';
@@ -131,7 +131,7 @@ describe('dashboard: signing in and who may do what', () => {
     assert.match(csp, /frame-ancestors 'none'/);
     assert.doesNotMatch(csp, /script-src/);
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
-    assert.equal(res.headers.get('referrer-policy'), 'no-referrer');
+    assert.equal(res.headers.get('referrer-policy'), 'same-origin');
     assert.equal(res.headers.get('cache-control'), 'no-store');
   });
 

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { RELAXED_LIMITS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { assertOneLineError, cli, parseOnlyJson } from '../helpers/cli.ts';
-import { DIALECTS, type TestDatabase } from '../helpers/databases.ts';
 import { dashboardRequest } from '../helpers/dashboard.ts';
+import { DIALECTS, type TestDatabase } from '../helpers/databases.ts';
 
 for (const dialect of DIALECTS) {
   describe(`dashboard CLI on ${dialect.name}`, { skip: dialect.skip }, () => {
@@ -25,15 +25,34 @@ for (const dialect of DIALECTS) {
 
     test('merchant create --email makes the owner; dashboard link signs them in once', async () => {
       const created = parseOnlyJson(
-        await cli(['merchant', 'create', '--name', 'Link Shop', '--email', 'Owner@Link.Example', '--json'], env),
+        await cli(
+          ['merchant', 'create', '--name', 'Link Shop', '--email', 'Owner@Link.Example', '--json'],
+          env,
+        ),
       );
       assert.equal(created.dashboard_owner, 'owner@link.example');
-      const linked = parseOnlyJson(await cli(['dashboard', 'link', '--merchant', created.merchant_id as string, '--json'], env));
+      const linked = parseOnlyJson(
+        await cli(['dashboard', 'link', '--merchant', created.merchant_id as string, '--json'], env),
+      );
       assert.equal(linked.email, 'owner@link.example');
       assert.equal(linked.role, 'owner');
-      assert.match(linked.url as string, /^http:\/\/127\.0\.0\.1:4999\/dashboard\/sign-in\?token=dsl_[A-Za-z0-9]+$/);
+      assert.match(
+        linked.url as string,
+        /^http:\/\/127\.0\.0\.1:4999\/dashboard\/sign-in\?token=dsl_[A-Za-z0-9]+$/,
+      );
       const byEmail = parseOnlyJson(
-        await cli(['dashboard', 'link', '--merchant', created.merchant_id as string, '--email', 'owner@link.example', '--json'], env),
+        await cli(
+          [
+            'dashboard',
+            'link',
+            '--merchant',
+            created.merchant_id as string,
+            '--email',
+            'owner@link.example',
+            '--json',
+          ],
+          env,
+        ),
       );
       assert.notEqual(byEmail.url, linked.url);
 
@@ -60,7 +79,10 @@ for (const dialect of DIALECTS) {
         /has no dashboard owner/,
       );
       assertOneLineError(
-        await cli(['dashboard', 'link', '--merchant', bare.merchant_id as string, '--email', 'x@y.example'], env),
+        await cli(
+          ['dashboard', 'link', '--merchant', bare.merchant_id as string, '--email', 'x@y.example'],
+          env,
+        ),
         /no dashboard user x@y\.example/,
       );
       assertOneLineError(

@@ -1,0 +1,245 @@
+/// <reference lib="dom" />
+// The merchant dashboard in real Chromium (docs/dashboard.md), with data made through the API: signing in
+// by a link mailed through a real SMTP server on loopback; the sessions list, its filter and search; a
+// session's page with its group, cards, ledger and timeline; redeliver reaching a webhook receiver; cancel
+// and remind; a viewer sees no buttons; sign-out. Every page in light and dark is checked by axe-core
+// (WCAG 2.1 A/AA), for sideways scrolling at 320 px, and photographed (test-artifacts/dashboard/).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startDispatcher } from '../../src/jobs/dispatcher.ts';
+import type { TestApp } from '../helpers/app.ts';
+import { artifactDir, launchChromium } from '../helpers/chromium.ts';
+import { dashboardUser, linkToken } from '../helpers/dashboard.ts';
+import { startPagesApp } from '../helpers/pages.ts';
+import { CARDS, equalGroup, eventually, payOk } from '../helpers/payments.ts';
+import { Receiver } from '../helpers/receiver.ts';
+import { sampleCart } from '../helpers/sessions.ts';
+import { type SmtpReceiver, startSmtpServer } from '../helpers/smtp.ts';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+interface Violation {
+  id: string;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+describe('merchant dashboard (Chromium)', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let smtp: SmtpReceiver;
+  let receiver: Receiver;
+  let dispatcher: { stop(): Promise<void> };
+  const shots = artifactDir('dashboard');
+  let funded: Awaited<ReturnType<typeof equalGroup>>;
+  let pending: Awaited<ReturnType<typeof equalGroup>>;
+
+  before(async () => {
+    smtp = await startSmtpServer();
+    receiver = await Receiver.start();
+    [t, browser] = await Promise.all([startPagesApp({ env: { SMTP_URL: smtp.url } }), launchChromium()]);
+    dispatcher = await startDispatcher(t.deps);
+    const hook = await t.request('POST', '/v1/webhooks', {
+      key: t.merchant.secretKey,
+      body: { url: receiver.url, events: ['*'] },
+    });
+    assert.equal(hook.status, 200, hook.text);
+    funded = await equalGroup(t, ['Ann', 'Bob'], {});
+    for (const s of funded.shares) await payOk(t, s.shareId, CARDS.ok);
+    pending = await equalGroup(t, ['Cy', 'Dee', 'Eve'], { via: 'secret' });
+    await payOk(t, pending.shares[0].shareId);
+    // A few more, one cancelled, so the list has every status to filter.
+    const cancelled = await equalGroup(t, ['Fay', 'Gus']);
+    await t.request('POST', `/v1/sessions/${cancelled.created.session_id}/cancel`, { key: t.merchant.secretKey });
+    await eventually(async () => receiver.received.some((r) => r.event.type === 'group.funded'));
+  });
+  after(async () => {
+    await dispatcher.stop();
+    await browser.close();
+    await t.close();
+    await receiver.close();
+    await smtp.close();
+  });
+
+  /** A browser context signed in as `user` through the link's own page. */
+  async function signedIn(role: 'owner' | 'developer' | 'viewer', scheme: 'light' | 'dark' = 'light') {
+    const user = await dashboardUser(t, role);
+    const context = await browser.newContext({ colorScheme: scheme });
+    const page = await context.newPage();
+    await page.goto(`${t.baseUrl}/dashboard/sign-in?token=${await linkToken(t, user)}`);
+    await page.click('text=Continue to the dashboard');
+    await page.waitForURL(/\/dashboard\/sessions$/);
+    return { context, page, user };
+  }
+
+  test('sign in by a mailed link; the cookie is HttpOnly and SameSite=Strict; a used link is refused', async () => {
+    const user = await dashboardUser(t, 'owner');
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${t.baseUrl}/dashboard`);
+    await page.waitForURL(/\/dashboard\/sign-in$/);
+    await page.fill('#email', user.email);
+    await page.click('text=Mail me a sign-in link');
+    await page.waitForSelector('text=Check your mail');
+    await eventually(async () => smtp.messages.some((m) => m.to.includes(user.email)));
+    const mail = smtp.messages.find((m) => m.to.includes(user.email));
+    const url = /(http:\/\/\S+\/dashboard\/sign-in\?token=\S+)/.exec(mail?.text ?? '')?.[1] as string;
+    await page.goto(url);
+    await page.screenshot({ path: join(shots, 'sign-in-confirm.png') });
+    await page.click('text=Continue to the dashboard');
+    await page.waitForURL(/\/dashboard\/sessions$/);
+    const [cookie] = await context.cookies();
+    assert.equal(cookie?.name, 'gc_dashboard');
+    assert.equal(cookie?.httpOnly, true);
+    assert.equal(cookie?.sameSite, 'Strict');
+    assert.equal(await page.evaluate(() => document.cookie), '', 'scripts cannot read the session cookie');
+
+    const other = await (await browser.newContext()).newPage();
+    const used = await other.goto(url);
+    assert.equal(used?.status(), 410);
+    assert.ok(await other.isVisible('text=This sign-in link does not work'));
+    await context.close();
+  });
+
+  test('the sessions list filters by status, searches by order_ref or id, and pages', async () => {
+    for (let i = 0; i < 26; i++) {
+      const res = await t.request('POST', '/v1/sessions', {
+        key: t.merchant.secretKey,
+        body: { cart: sampleCart({ metadata: { order_ref: `BULK-${i}` } }) },
+      });
+      assert.equal(res.status, 200, res.text);
+    }
+    const { context, page } = await signedIn('viewer');
+    assert.equal(await page.locator('tbody tr').count(), 25);
+    await page.click('text=Older sessions');
+    assert.ok((await page.locator('tbody tr').count()) >= 4);
+    await page.goto(`${t.baseUrl}/dashboard/sessions`);
+    await page.selectOption('#status', 'funded');
+    await page.click('button:has-text("Show")');
+    await page.waitForURL(/status=funded/);
+    const ids = await page.locator('tbody td:first-child').allTextContents();
+    assert.deepEqual(ids, [funded.created.session_id]);
+    await page.selectOption('#status', '');
+    await page.fill('#q', 'BULK-7');
+    await page.click('button:has-text("Show")');
+    await page.waitForURL(/q=BULK-7/);
+    assert.deepEqual(await page.locator('tbody td:nth-child(2)').allTextContents(), ['BULK-7']);
+    await page.fill('#q', pending.created.session_id);
+    await page.click('button:has-text("Show")');
+    assert.deepEqual(await page.locator('tbody td:first-child').allTextContents(), [pending.created.session_id]);
+    await context.close();
+  });
+
+  test("a session's page shows the group, cards, ledger and timeline; redeliver reaches the receiver", async () => {
+    const { context, page } = await signedIn('developer');
+    await page.goto(`${t.baseUrl}/dashboard/sessions/${funded.created.session_id}`);
+    const text = (await page.textContent('main')) ?? '';
+    assert.match(text, /funded/);
+    assert.match(text, /Ann/);
+    assert.match(text, /Bob/);
+    assert.match(text, /visa ···· 4242/i);
+    assert.match(text, /Dinner for two/);
+    assert.ok((await page.locator('#ledger-h + div tbody tr').count()) > 0, 'ledger lines are shown');
+    assert.match(text, /group\.funded/);
+    await eventually(async () => {
+      await page.reload();
+      return /attempt 1 at .*HTTP 200/.test((await page.textContent('main')) ?? '');
+    });
+    const before = receiver.received.filter((r) => r.event.type === 'group.funded').length;
+    await page.click('button:has-text("Redeliver group.funded")');
+    await page.waitForURL(/done=redelivered/);
+    assert.ok(await page.isVisible('text=The event is on its way again'));
+    await eventually(async () => receiver.received.filter((r) => r.event.type === 'group.funded').length === before + 1);
+    const again = receiver.received.filter((r) => r.event.type === 'group.funded');
+    assert.equal(again.at(-1)?.id, again[0]?.id, 'the same event id: a receiver can tell it is a redelivery');
+    await context.close();
+  });
+
+  test('remind and cancel a pending session from its page', async () => {
+    const { context, page } = await signedIn('owner');
+    await page.goto(`${t.baseUrl}/dashboard/sessions/${pending.created.session_id}`);
+    await page.click('button:has-text("Remind pending members")');
+    await page.waitForURL(/done=reminded/);
+    await page.click('button:has-text("Cancel session")');
+    await page.waitForURL(/done=cancelled/);
+    assert.match((await page.textContent('main')) ?? '', /cancelled/);
+    assert.equal(await page.locator('button:has-text("Cancel session")').count(), 0);
+    const api = await t.request('GET', `/v1/sessions/${pending.created.session_id}`, { key: t.merchant.secretKey });
+    assert.equal(api.body.status, 'cancelled');
+    assert.equal(api.body.refunds.length, 1, 'the paid share was refunded, as the API cancels');
+    await context.close();
+  });
+
+  test('a viewer sees no change buttons; sign-out ends the session', async () => {
+    const { context, page } = await signedIn('viewer');
+    await page.goto(`${t.baseUrl}/dashboard/sessions/${funded.created.session_id}`);
+    assert.equal(await page.locator('main button').count(), 0);
+    await page.goto(`${t.baseUrl}/dashboard/settings`);
+    assert.equal(await page.locator('main form').count(), 0, 'no invite or remove for a viewer');
+    await page.click('button:has-text("Sign out")');
+    await page.waitForURL(/\/dashboard\/sign-in$/);
+    await page.goto(`${t.baseUrl}/dashboard/sessions`);
+    await page.waitForURL(/\/dashboard\/sign-in$/);
+    await context.close();
+  });
+
+  test('keyboard: the skip link and every control are reachable with Tab', async () => {
+    const { context, page } = await signedIn('owner');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content');
+    await page.keyboard.press('Enter');
+    assert.match(page.url(), /#main$/);
+    await context.close();
+  });
+
+  for (const scheme of ['light', 'dark'] as const) {
+    test(`no axe violation on any page, ${scheme}; nothing scrolls sideways at 320 px`, async () => {
+      const { context, page: first } = await signedIn('owner', scheme);
+      await first.close();
+      const anonymous = await browser.newContext({ colorScheme: scheme });
+      const pages: [string, BrowserContext, string][] = [
+        ['sign-in', anonymous, '/dashboard/sign-in'],
+        ['link-dead', anonymous, '/dashboard/sign-in?token=dsl_nothing'],
+        ['sessions', context, '/dashboard/sessions'],
+        ['sessions-empty', context, '/dashboard/sessions?q=nothing-matches'],
+        ['session-funded', context, `/dashboard/sessions/${funded.created.session_id}`],
+        ['session-cancelled', context, `/dashboard/sessions/${pending.created.session_id}`],
+        ['settings', context, '/dashboard/settings'],
+        ['not-found', context, '/dashboard/sessions/gs_nothing'],
+      ];
+      const found: string[] = [];
+      for (const [name, ctx, path] of pages) {
+        for (const width of [1280, 320]) {
+          const page: Page = await ctx.newPage();
+          await page.setViewportSize({ width, height: 800 });
+          await page.goto(`${t.baseUrl}${path}`);
+          await page.screenshot({ path: join(shots, `${name}-${scheme}-${width}.png`), fullPage: true });
+          if (width === 320) {
+            const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+            assert.ok(overflow <= 0, `${name} at 320 px scrolls sideways by ${overflow} px`);
+          }
+          if (width === 1280) {
+            await page.evaluate(AXE);
+            const violations = await page.evaluate(async () => {
+              const axe = (window as unknown as { axe: { run(c: Document, o: object): Promise<{ violations: Violation[] }> } }).axe;
+              const result = await axe.run(document, {
+                runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+              });
+              return result.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
+            });
+            for (const v of violations)
+              found.push(`${name}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+          }
+          await page.close();
+        }
+      }
+      await context.close();
+      await anonymous.close();
+      assert.deepEqual(found, []);
+    });
+  }
+});
