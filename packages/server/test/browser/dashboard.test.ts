@@ -54,7 +54,9 @@ describe('merchant dashboard (Chromium)', () => {
     await payOk(t, pending.shares[0].shareId);
     // A few more, one cancelled, so the list has every status to filter.
     const cancelled = await equalGroup(t, ['Fay', 'Gus']);
-    await t.request('POST', `/v1/sessions/${cancelled.created.session_id}/cancel`, { key: t.merchant.secretKey });
+    await t.request('POST', `/v1/sessions/${cancelled.created.session_id}/cancel`, {
+      key: t.merchant.secretKey,
+    });
     await eventually(async () => receiver.received.some((r) => r.event.type === 'group.funded'));
   });
   after(async () => {
@@ -130,7 +132,9 @@ describe('merchant dashboard (Chromium)', () => {
     assert.deepEqual(await page.locator('tbody td:nth-child(2)').allTextContents(), ['BULK-7']);
     await page.fill('#q', pending.created.session_id);
     await page.click('button:has-text("Show")');
-    assert.deepEqual(await page.locator('tbody td:first-child').allTextContents(), [pending.created.session_id]);
+    assert.deepEqual(await page.locator('tbody td:first-child').allTextContents(), [
+      pending.created.session_id,
+    ]);
     await context.close();
   });
 
@@ -153,7 +157,9 @@ describe('merchant dashboard (Chromium)', () => {
     await page.click('button:has-text("Redeliver group.funded")');
     await page.waitForURL(/done=redelivered/);
     assert.ok(await page.isVisible('text=The event is on its way again'));
-    await eventually(async () => receiver.received.filter((r) => r.event.type === 'group.funded').length === before + 1);
+    await eventually(
+      async () => receiver.received.filter((r) => r.event.type === 'group.funded').length === before + 1,
+    );
     const again = receiver.received.filter((r) => r.event.type === 'group.funded');
     assert.equal(again.at(-1)?.id, again[0]?.id, 'the same event id: a receiver can tell it is a redelivery');
     await context.close();
@@ -168,7 +174,9 @@ describe('merchant dashboard (Chromium)', () => {
     await page.waitForURL(/done=cancelled/);
     assert.match((await page.textContent('main')) ?? '', /cancelled/);
     assert.equal(await page.locator('button:has-text("Cancel session")').count(), 0);
-    const api = await t.request('GET', `/v1/sessions/${pending.created.session_id}`, { key: t.merchant.secretKey });
+    const api = await t.request('GET', `/v1/sessions/${pending.created.session_id}`, {
+      key: t.merchant.secretKey,
+    });
     assert.equal(api.body.status, 'cancelled');
     assert.equal(api.body.refunds.length, 1, 'the paid share was refunded, as the API cancels');
     await context.close();
@@ -219,20 +227,35 @@ describe('merchant dashboard (Chromium)', () => {
           await page.goto(`${t.baseUrl}${path}`);
           await page.screenshot({ path: join(shots, `${name}-${scheme}-${width}.png`), fullPage: true });
           if (width === 320) {
-            const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+            const overflow = await page.evaluate(
+              () => document.documentElement.scrollWidth - window.innerWidth,
+            );
             assert.ok(overflow <= 0, `${name} at 320 px scrolls sideways by ${overflow} px`);
           }
           if (width === 1280) {
             await page.evaluate(AXE);
             const violations = await page.evaluate(async () => {
-              const axe = (window as unknown as { axe: { run(c: Document, o: object): Promise<{ violations: Violation[] }> } }).axe;
+              const axe = (
+                window as unknown as {
+                  axe: { run(c: Document, o: object): Promise<{ violations: Violation[] }> };
+                }
+              ).axe;
               const result = await axe.run(document, {
-                runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+                runOnly: {
+                  type: 'tag',
+                  values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'],
+                },
               });
-              return result.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
+              return result.violations.map((v) => ({
+                id: v.id,
+                help: v.help,
+                nodes: v.nodes.map((n) => ({ target: n.target })),
+              }));
             });
             for (const v of violations)
-              found.push(`${name}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+              found.push(
+                `${name}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+              );
           }
           await page.close();
         }
