@@ -34,6 +34,8 @@ describe('npm start', () => {
   const started: Started[] = [];
   /** The demo merchant's secret key, from the first start's output. */
   let secretKey: string;
+  /** The dashboard sign-in link the first start printed. */
+  let firstLink: string;
 
   before(async () => {
     cwd = mkdtempSync(join(tmpdir(), 'gc-start-'));
@@ -187,6 +189,24 @@ describe('npm start', () => {
       'group.created at the shop',
     );
 
+    // The start-up output's dashboard link signs the demo owner in; the shop's group is on the list.
+    await waitFor(s, async () => /Dashboard: sign in/.test(s.output()), 'the dashboard link');
+    const link = /(http:\/\/localhost:\d+\/dashboard\/sign-in\?token=dsl_\w+)/.exec(s.output())?.[1];
+    assert.ok(link, s.output());
+    firstLink = link;
+    const signedIn = await fetch(service() + '/dashboard/sign-in', {
+      method: 'POST',
+      redirect: 'manual',
+      // The page's origin is {pay_url}'s, localhost; the request goes to the address the service listens on.
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(link).origin },
+      body: new URLSearchParams({ token: new URL(link).searchParams.get('token') as string }).toString(),
+    });
+    assert.equal(signedIn.status, 303);
+    const cookie = (signedIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const list = await fetch(`${service()}/dashboard/sessions`, { headers: { cookie } });
+    assert.equal(list.status, 200);
+    assert.match(await list.text(), new RegExp(sessionId));
+
     const pids = await stop(s);
     assert.equal(pids.length, 2, 'two processes: the service and the shop');
   });
@@ -202,6 +222,10 @@ describe('npm start', () => {
     await waitFor(s, async () => s.output().includes('Demo shop:'), 'the shop URL');
     assert.ok(s.output().startsWith(`Demo shop: http://localhost:${shopPort}`), s.output());
     assert.doesNotMatch(s.output(), /created a demo merchant|svc_sk_test_/);
+    // A fresh one-time dashboard link at every start.
+    await waitFor(s, async () => /Dashboard: sign in/.test(s.output()), 'the dashboard link');
+    const link = /(http:\/\/localhost:\d+\/dashboard\/sign-in\?token=dsl_\w+)/.exec(s.output())?.[1];
+    assert.ok(link && link !== firstLink, s.output());
     assert.equal(readFileSync(settingsFile(), 'utf8'), before);
     await stop(s);
   });
