@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app-type.ts';
 import type { Deps } from '../deps.ts';
+import { EVENT_TYPES, type EventType } from '../domain/event-types.ts';
 import { type ErrorCode, ServiceError } from '../errors.ts';
 import {
   DASHBOARD_ROLES,
@@ -19,10 +20,11 @@ import {
   signInWithLink,
   signOut,
 } from '../flows/dashboard-access.ts';
-import { listSessionsPage, sessionPage } from '../flows/dashboard-reads.ts';
+import { listSessionsPage, sessionPage, webhooksPage } from '../flows/dashboard-reads.ts';
 import { redeliverEvent } from '../flows/events.ts';
 import { remindPendingMembers } from '../flows/reminders.ts';
 import { closeMerchantSession } from '../flows/sessions.ts';
+import { createWebhookEndpoint, deleteWebhookEndpoint, rotateWebhookSecret } from '../flows/webhooks.ts';
 import { sendCompressed } from '../pages/compressed.ts';
 import type { Html } from '../pages/html.ts';
 import type { DashboardRole, DashboardSession } from '../store/dashboard.ts';
@@ -33,6 +35,7 @@ import { clearCookie, cookieSettings, readCookie, sameOrigin, setCookie, tokensM
 import { SESSION_STATUSES, type StatusFilter, sessionsListView, sessionView } from './views/sessions.ts';
 import { settingsView } from './views/settings.ts';
 import { askForLinkView, confirmLinkView, deadLinkView, linkSentView, messageView } from './views/sign-in.ts';
+import { secretShownOnce, webhooksView } from './views/webhooks.ts';
 
 const POLICY = [
   "default-src 'none'",
@@ -66,6 +69,7 @@ const NOTICES: Record<string, string> = {
   redelivered: 'The event is on its way again to every current target.',
   invited: 'Invitation sent: they get a sign-in link by mail.',
   removed: 'Removed from the team; their sessions ended.',
+  deleted: 'The endpoint was deleted: it gets no more deliveries.',
 };
 
 /** How a refusal from a flow is shown: its status and its words. */
@@ -178,12 +182,12 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
 
   /**
    * A change: signed in, from our own page (Origin), with the session's CSRF token, by a role allowed to
-   * make it; otherwise refused before anything changes. Answers a redirect to the page to show next.
+   * make it; otherwise refused before anything changes.
    */
-  function action(
+  function guarded(
     url: string,
     need: Need,
-    run: (request: FastifyRequest, s: Signed, form: Form) => Promise<string>,
+    run: (request: FastifyRequest, reply: FastifyReply, s: Signed, form: Form) => Promise<unknown>,
   ) {
     app.post(url, { schema: { hide: true }, config: write }, async (request, reply) => {
       const s = await signedIn(request);
@@ -206,12 +210,37 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
             ? 'Only an owner may change the team. Nothing was changed.'
             : 'Viewers may read but not change anything. Nothing was changed.',
         );
-      return reply
-        .code(303)
-        .header('location', await run(request, s, form))
-        .send();
+      return run(request, reply, s, form);
     });
   }
+
+  /** A change that answers a redirect to the page to show next. */
+  const action = (
+    url: string,
+    need: Need,
+    run: (request: FastifyRequest, s: Signed, form: Form) => Promise<string>,
+  ) =>
+    guarded(url, need, async (request, reply, s, form) =>
+      reply
+        .code(303)
+        .header('location', await run(request, s, form))
+        .send(),
+    );
+
+  /** A change that answers a page itself (a secret shown once must not go through a URL). */
+  const actionWithPage = (
+    url: string,
+    need: Need,
+    run: (
+      request: FastifyRequest,
+      s: Signed,
+      form: Form,
+    ) => Promise<{ title: string; body: Html; section?: Section }>,
+  ) =>
+    guarded(url, need, async (request, reply, s, form) => {
+      const { title, body, section } = await run(request, s, form);
+      return send(reply, 200, { title, body, signedIn: signedInChrome(s, section) });
+    });
 
   // ---- Signing in ----
   app.get('/sign-in', { schema: { hide: true }, config: read }, async (request, reply) => {
@@ -304,6 +333,15 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     };
   });
 
+  page('/webhooks', async (_request, s) => ({
+    title: 'Webhooks',
+    section: 'webhooks',
+    body: webhooksView(base, {
+      ...(await webhooksPage(deps, s.merchant.id)),
+      can: { change: allowed(s.session.user.role, 'change'), csrf: s.session.csrfToken },
+    }),
+  }));
+
   page('/settings', async (_request, s) => ({
     title: 'Settings',
     section: 'settings',
@@ -333,6 +371,46 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     const detail = await redeliverEvent(deps, s.merchant.id, eventId);
     const sessionId = detail.event.data.session_id;
     return `${base}/sessions/${sessionId}?done=redelivered`;
+  });
+
+  // A new or rotated secret is shown on the answer itself (never in a URL, never again): these two
+  // changes answer the page rather than a redirect.
+  const showSecret = async (
+    what: string,
+    s: Signed,
+    endpoint: { id: string; url: string; secret: string },
+  ) => ({
+    title: 'Webhooks',
+    section: 'webhooks' as const,
+    body: webhooksView(base, {
+      ...(await webhooksPage(deps, s.merchant.id)),
+      can: { change: true, csrf: s.session.csrfToken },
+      shown: secretShownOnce(what, endpoint, endpoint.secret),
+    }),
+  });
+
+  actionWithPage('/webhooks', 'change', async (_request, s, form) => {
+    const events =
+      form.events === '*' ? ['*' as const] : EVENT_TYPES.filter((t): t is EventType => t === form.events);
+    if (events.length === 0)
+      throw new ServiceError('invalid_request', { message: 'events must be * or one event type' });
+    const endpoint = await createWebhookEndpoint(deps, s.merchant.id, {
+      url: (form.url ?? '').trim(),
+      events,
+    });
+    return showSecret('Endpoint added', s, endpoint);
+  });
+
+  actionWithPage('/webhooks/:webhookId/rotate', 'change', async (request, s) => {
+    const { webhookId } = request.params as { webhookId: string };
+    const endpoint = await rotateWebhookSecret(deps, s.merchant.id, webhookId);
+    return showSecret('Secret rotated: the old one signs too for 24 hours', s, endpoint);
+  });
+
+  action('/webhooks/:webhookId/delete', 'change', async (request, s) => {
+    const { webhookId } = request.params as { webhookId: string };
+    await deleteWebhookEndpoint(deps, s.merchant.id, webhookId);
+    return `${base}/webhooks?done=deleted`;
   });
 
   action('/team/invite', 'team', async (_request, s, form) => {

@@ -8,6 +8,7 @@ export type Section = 'overview' | 'sessions' | 'webhooks' | 'developers' | 'set
 
 const SECTIONS: { id: Section; label: string; path: string }[] = [
   { id: 'sessions', label: 'Sessions', path: '/sessions' },
+  { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },
   { id: 'settings', label: 'Settings', path: '/settings' },
 ];
 

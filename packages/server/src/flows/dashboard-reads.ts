@@ -2,15 +2,23 @@
 // the API where the API has them: a session is getSession's, its events and deliveries getEventDetail's.
 import type { Deps } from '../deps.ts';
 import type { EventPayload } from '../events/outbox.ts';
-import { listSessionsFiltered, type SessionFilter, type SessionRowSummary } from '../store/dashboard.ts';
+import {
+  listRecentDeliveries,
+  listSessionsFiltered,
+  type SessionFilter,
+  type SessionRowSummary,
+} from '../store/dashboard.ts';
 import type { Delivery, DeliveryAttempt } from '../store/deliveries.ts';
 import { listSessionLedgerLines, type StoredLedgerLine } from '../store/ledger.ts';
 import { getEventDetail, listMerchantEvents } from './events.ts';
 import { getSession } from './sessions.ts';
+import { listMerchantWebhookEndpoints } from './webhooks.ts';
 
 const SESSIONS_PAGE_SIZE = 25;
 /** A session's timeline shows at most this many events (a session has a dozen at most in practice). */
 const TIMELINE_EVENTS = 100;
+/** The webhooks page shows this many of the latest deliveries. */
+const RECENT_DELIVERIES = 25;
 
 /** The cursor of a page: the last row's creation time and id, as one opaque string. */
 const cursorOf = (row: SessionRowSummary) => `${row.createdAt}.${row.id}`;
@@ -52,4 +60,12 @@ export async function sessionPage(deps: Deps, merchantId: string, sessionId: str
     timeline.push({ event: detail.event, deliveries: detail.deliveries });
   }
   return { ...found, ledger, timeline };
+}
+
+/** The webhooks page: the merchant's endpoints and its latest deliveries with their attempts. */
+export async function webhooksPage(deps: Deps, merchantId: string) {
+  return {
+    endpoints: await listMerchantWebhookEndpoints(deps, merchantId),
+    deliveries: await listRecentDeliveries(deps.db.kysely, merchantId, RECENT_DELIVERIES),
+  };
 }

@@ -277,3 +277,77 @@ export async function listSessionsFiltered(
     expiresAt: r.expires_at,
   }));
 }
+
+export interface RecentDelivery {
+  id: string;
+  eventId: string;
+  eventType: string;
+  sessionId: string | null;
+  webhookId: string | null;
+  url: string;
+  state: 'pending' | 'delivered' | 'failed';
+  createdAt: number;
+  attempts: {
+    number: number;
+    at: number;
+    statusCode: number | null;
+    latencyMs: number;
+    error: string | null;
+  }[];
+}
+
+/** The merchant's latest deliveries, newest first, each with its attempts (deliveries_merchant_created). */
+export async function listRecentDeliveries(
+  db: Executor,
+  merchantId: string,
+  limit: number,
+): Promise<RecentDelivery[]> {
+  const rows = await db
+    .selectFrom('deliveries as d')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .select([
+      'd.id',
+      'd.event_id',
+      'e.type',
+      'e.session_id',
+      'd.webhook_id',
+      'd.url',
+      'd.state',
+      'd.created_at',
+    ])
+    .where('d.merchant_id', '=', merchantId)
+    .orderBy('d.created_at', 'desc')
+    .orderBy('d.id', 'desc')
+    .limit(limit)
+    .execute();
+  if (rows.length === 0) return [];
+  const attempts = await db
+    .selectFrom('delivery_attempts')
+    .selectAll()
+    .where(
+      'delivery_id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .orderBy('number')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    eventId: r.event_id,
+    eventType: r.type,
+    sessionId: r.session_id,
+    webhookId: r.webhook_id,
+    url: r.url,
+    state: r.state,
+    createdAt: r.created_at,
+    attempts: attempts
+      .filter((a) => a.delivery_id === r.id)
+      .map((a) => ({
+        number: a.number,
+        at: a.at,
+        statusCode: a.status_code,
+        latencyMs: a.latency_ms,
+        error: a.error,
+      })),
+  }));
+}

@@ -195,6 +195,30 @@ describe('merchant dashboard (Chromium)', () => {
     await context.close();
   });
 
+  test('webhooks: add an endpoint (secret shown once), rotate its secret, see recent deliveries', async () => {
+    const { context, page } = await signedIn('developer');
+    await page.click('nav >> text=Webhooks');
+    await page.waitForURL(/\/dashboard\/webhooks$/);
+    assert.match((await page.textContent('main')) ?? '', /group\.funded/, 'recent deliveries are listed');
+    await page.fill('#hook-url', 'https://shop.example/new-hooks');
+    await page.check('input[value="group.funded"]');
+    await page.click('button:has-text("Add endpoint")');
+    await page.waitForSelector('#new-secret');
+    const secret = (await page.textContent('#new-secret')) ?? '';
+    assert.match(secret, /^whsec_/);
+    await page.screenshot({ path: join(shots, 'webhooks-secret-shown.png'), fullPage: true });
+    const hooks = await t.request('GET', '/v1/webhooks', { key: t.merchant.secretKey });
+    const made = hooks.body.data.find((w: { url: string }) => w.url === 'https://shop.example/new-hooks');
+    assert.ok(made);
+    await page.click(`button:has-text("Rotate secret of ${made.id}")`);
+    await page.waitForSelector('text=Secret rotated');
+    const next = (await page.textContent('#new-secret')) ?? '';
+    assert.ok(next.startsWith('whsec_') && next !== secret);
+    await page.goto(`${t.baseUrl}/dashboard/webhooks`);
+    assert.equal(await page.locator('#new-secret').count(), 0, 'a secret is never shown again');
+    await context.close();
+  });
+
   test('keyboard: the skip link and every control are reachable with Tab', async () => {
     const { context, page } = await signedIn('owner');
     await page.keyboard.press('Tab');
@@ -217,6 +241,7 @@ describe('merchant dashboard (Chromium)', () => {
         ['session-funded', context, `/dashboard/sessions/${funded.created.session_id}`],
         ['session-cancelled', context, `/dashboard/sessions/${pending.created.session_id}`],
         ['settings', context, '/dashboard/settings'],
+        ['webhooks', context, '/dashboard/webhooks'],
         ['not-found', context, '/dashboard/sessions/gs_nothing'],
       ];
       const found: string[] = [];

@@ -53,4 +53,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on('sessions')
     .columns(['merchant_id', 'order_ref'])
     .execute();
+  // The webhooks page lists the merchant's latest deliveries.
+  await db.schema
+    .createIndex('deliveries_merchant_created')
+    .on('deliveries')
+    .columns(['merchant_id', 'created_at'])
+    .execute();
 }
