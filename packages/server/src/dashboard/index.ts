@@ -20,8 +20,9 @@ import {
   signInWithLink,
   signOut,
 } from '../flows/dashboard-access.ts';
-import { listSessionsPage, sessionPage, webhooksPage } from '../flows/dashboard-reads.ts';
+import { keysPage, listSessionsPage, sessionPage, webhooksPage } from '../flows/dashboard-reads.ts';
 import { redeliverEvent } from '../flows/events.ts';
+import { rollMerchantSecret, rollPublishableKey, rollSecretKey } from '../flows/merchants.ts';
 import { remindPendingMembers } from '../flows/reminders.ts';
 import { closeMerchantSession } from '../flows/sessions.ts';
 import { createWebhookEndpoint, deleteWebhookEndpoint, rotateWebhookSecret } from '../flows/webhooks.ts';
@@ -32,6 +33,7 @@ import type { Merchant } from '../store/merchants.ts';
 import { dashboardStyles } from './assets.ts';
 import { documentOf, type Section } from './layout.ts';
 import { clearCookie, cookieSettings, readCookie, sameOrigin, setCookie, tokensMatch } from './session.ts';
+import { developersView, ROLLS, type Rollable } from './views/developers.ts';
 import { SESSION_STATUSES, type StatusFilter, sessionsListView, sessionView } from './views/sessions.ts';
 import { settingsView } from './views/settings.ts';
 import { askForLinkView, confirmLinkView, deadLinkView, linkSentView, messageView } from './views/sign-in.ts';
@@ -78,6 +80,7 @@ const REFUSALS: Partial<Record<ErrorCode, number>> = {
   session_not_found: 404,
   event_not_found: 404,
   webhook_not_found: 404,
+  route_not_found: 404,
   dashboard_user_not_found: 404,
   session_not_pending: 409,
   dashboard_user_exists: 409,
@@ -342,6 +345,21 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     }),
   }));
 
+  const developersBody = async (s: Signed, shown?: { what: string; value: string; after: string }) =>
+    developersView(base, {
+      merchantId: s.merchant.id,
+      keys: await keysPage(deps, s.merchant.id),
+      can: { change: allowed(s.session.user.role, 'change'), csrf: s.session.csrfToken },
+      now: deps.clock.now(),
+      ...(shown ? { shown } : {}),
+    });
+
+  page('/developers', async (_request, s) => ({
+    title: 'Developers',
+    section: 'developers',
+    body: await developersBody(s),
+  }));
+
   page('/settings', async (_request, s) => ({
     title: 'Settings',
     section: 'settings',
@@ -411,6 +429,33 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     const { webhookId } = request.params as { webhookId: string };
     await deleteWebhookEndpoint(deps, s.merchant.id, webhookId);
     return `${base}/webhooks?done=deleted`;
+  });
+
+  // The CLI's `merchant keys roll`, from the page; the new value is shown on the answer, once.
+  actionWithPage('/developers/roll/:what', 'change', async (request, s) => {
+    const what = (request.params as { what: string }).what as Rollable;
+    if (!Object.hasOwn(ROLLS, what)) throw new ServiceError('route_not_found');
+    const now = deps.clock.now();
+    const merchantId = s.merchant.id;
+    const value =
+      what === 'secret-key'
+        ? (await rollSecretKey(deps.db, merchantId, now))?.secretKey
+        : what === 'publishable-key'
+          ? (await rollPublishableKey(deps.db, merchantId, now))?.value
+          : (
+              await rollMerchantSecret(
+                deps.db,
+                merchantId,
+                what === 'signing-secret' ? 'signing' : 'session_webhook',
+                now,
+              )
+            )?.value;
+    if (!value) throw new ServiceError('route_not_found');
+    return {
+      title: 'Developers',
+      section: 'developers',
+      body: await developersBody(s, { what: ROLLS[what].what, value, after: ROLLS[what].after }),
+    };
   });
 
   action('/team/invite', 'team', async (_request, s, form) => {

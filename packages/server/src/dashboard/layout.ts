@@ -9,6 +9,7 @@ export type Section = 'overview' | 'sessions' | 'webhooks' | 'developers' | 'set
 const SECTIONS: { id: Section; label: string; path: string }[] = [
   { id: 'sessions', label: 'Sessions', path: '/sessions' },
   { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },
+  { id: 'developers', label: 'Developers', path: '/developers' },
   { id: 'settings', label: 'Settings', path: '/settings' },
 ];
 

@@ -3,6 +3,7 @@
 import type { Deps } from '../deps.ts';
 import type { EventPayload } from '../events/outbox.ts';
 import {
+  listKeySummaries,
   listRecentDeliveries,
   listSessionsFiltered,
   type SessionFilter,
@@ -69,3 +70,6 @@ export async function webhooksPage(deps: Deps, merchantId: string) {
     deliveries: await listRecentDeliveries(deps.db.kysely, merchantId, RECENT_DELIVERIES),
   };
 }
+
+/** The developers page's keys: prefixes and lifetimes, never a key. */
+export const keysPage = (deps: Deps, merchantId: string) => listKeySummaries(deps.db.kysely, merchantId);

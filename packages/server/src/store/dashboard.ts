@@ -351,3 +351,29 @@ export async function listRecentDeliveries(
       })),
   }));
 }
+
+export interface KeySummary {
+  kind: 'publishable' | 'secret';
+  /** The key's first characters: the key itself is stored only as a hash. */
+  prefix: string;
+  createdAt: number;
+  revokedAt: number | null;
+  expiresAt: number | null;
+}
+
+/** The merchant's API keys, newest first, by prefix only. */
+export async function listKeySummaries(db: Executor, merchantId: string): Promise<KeySummary[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .select(['kind', 'prefix', 'created_at', 'revoked_at', 'expires_at'])
+    .where('merchant_id', '=', merchantId)
+    .orderBy('created_at', 'desc')
+    .execute();
+  return rows.map((r) => ({
+    kind: r.kind,
+    prefix: r.prefix,
+    createdAt: r.created_at,
+    revokedAt: r.revoked_at,
+    expiresAt: r.expires_at,
+  }));
+}

@@ -219,6 +219,20 @@ describe('merchant dashboard (Chromium)', () => {
     await context.close();
   });
 
+  test('developers: roll the publishable key; the new key is shown once and works', async () => {
+    const { context, page } = await signedIn('developer');
+    await page.click('nav >> text=Developers');
+    await page.waitForURL(/\/dashboard\/developers$/);
+    await page.click('button:has-text("Roll publishable key")');
+    await page.waitForSelector('#new-secret');
+    const key = (await page.textContent('#new-secret')) ?? '';
+    assert.match(key, /^svc_pk_test_/);
+    await page.screenshot({ path: join(shots, 'developers-key-rolled.png'), fullPage: true });
+    const read = await t.request('GET', `/v1/sessions/${funded.created.session_id}`, { key });
+    assert.equal(read.status, 200, 'the new publishable key reads a session');
+    await context.close();
+  });
+
   test('keyboard: the skip link and every control are reachable with Tab', async () => {
     const { context, page } = await signedIn('owner');
     await page.keyboard.press('Tab');
@@ -242,6 +256,7 @@ describe('merchant dashboard (Chromium)', () => {
         ['session-cancelled', context, `/dashboard/sessions/${pending.created.session_id}`],
         ['settings', context, '/dashboard/settings'],
         ['webhooks', context, '/dashboard/webhooks'],
+        ['developers', context, '/dashboard/developers'],
         ['not-found', context, '/dashboard/sessions/gs_nothing'],
       ];
       const found: string[] = [];

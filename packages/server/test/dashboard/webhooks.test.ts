@@ -15,7 +15,11 @@ describe('dashboard: webhooks', () => {
   after(() => t.close());
 
   const endpoints = async (key = t.merchant.secretKey) =>
-    (await t.request('GET', '/v1/webhooks', { key })).body.data as { id: string; url: string; events: string[] }[];
+    (await t.request('GET', '/v1/webhooks', { key })).body.data as {
+      id: string;
+      url: string;
+      events: string[];
+    }[];
 
   test('create shows the secret once; rotate shows a new one; delete removes the endpoint', async () => {
     const s = await signIn(t, await dashboardUser(t, 'developer'));

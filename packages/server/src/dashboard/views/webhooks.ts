@@ -30,15 +30,16 @@ ${
     ? html`<p class="muted">No endpoints yet.</p>`
     : html`<div class="scroll"><table><thead><tr><th scope="col">Endpoint</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Created</th>${d.can.change ? html`<th scope="col"><span class="sr-only">Actions</span></th>` : ''}</tr></thead>
 <tbody>${d.endpoints.map(
-        (e) => html`<tr><td><span class="mono">${e.id}</span><br>${e.url}</td><td>${e.events.join(', ')}</td><td>${
-          e.disabledAt === null
-            ? html`<span class="status delivered">enabled</span>`
-            : html`<span class="status failed">disabled</span> <span class="small">after a 410, ${when(e.disabledAt)}</span>`
-        }${e.previous ? html`<br><span class="small muted">previous secret signs until ${when(e.previous.expiresAt)}</span>` : ''}</td><td>${when(e.createdAt)}</td>${
-          d.can.change
-            ? html`<td><div class="actions">${changeForm(`${base}/webhooks/${e.id}/rotate`, d.can.csrf, { label: `Rotate secret of ${e.id}`, kind: 'secondary' })}${changeForm(`${base}/webhooks/${e.id}/delete`, d.can.csrf, { label: `Delete ${e.id}`, kind: 'danger' })}</div></td>`
-            : ''
-        }</tr>`,
+        (e) =>
+          html`<tr><td><span class="mono">${e.id}</span><br>${e.url}</td><td>${e.events.join(', ')}</td><td>${
+            e.disabledAt === null
+              ? html`<span class="status delivered">enabled</span>`
+              : html`<span class="status failed">disabled</span> <span class="small">after a 410, ${when(e.disabledAt)}</span>`
+          }${e.previous ? html`<br><span class="small muted">previous secret signs until ${when(e.previous.expiresAt)}</span>` : ''}</td><td>${when(e.createdAt)}</td>${
+            d.can.change
+              ? html`<td><div class="actions">${changeForm(`${base}/webhooks/${e.id}/rotate`, d.can.csrf, { label: `Rotate secret of ${e.id}`, kind: 'secondary' })}${changeForm(`${base}/webhooks/${e.id}/delete`, d.can.csrf, { label: `Delete ${e.id}`, kind: 'danger' })}</div></td>`
+              : ''
+          }</tr>`,
       )}</tbody></table></div>`
 }
 ${
@@ -61,7 +62,9 @@ ${
   d.deliveries.length === 0
     ? html`<p class="muted">No deliveries yet.</p>`
     : html`<ol class="timeline">${d.deliveries.map(
-        (dl) => html`<li><p><strong>${dl.eventType}</strong> to <span class="mono small">${dl.url}</span> <span class="status ${dl.state}">${dl.state}</span>
+        (
+          dl,
+        ) => html`<li><p><strong>${dl.eventType}</strong> to <span class="mono small">${dl.url}</span> <span class="status ${dl.state}">${dl.state}</span>
 <span class="small muted">${when(dl.createdAt)}${dl.sessionId ? html` · <a href="${base}/sessions/${dl.sessionId}">${dl.sessionId}</a>` : ''}</span></p>
 ${
   dl.attempts.length === 0

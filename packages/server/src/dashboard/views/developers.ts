@@ -1,0 +1,74 @@
+// Developers: the merchant's API keys by prefix (keys are stored hashed: a key is shown only when it is
+// made), and rolling each key and secret, the new value shown once on the answer.
+import { type Html, html } from '../../pages/html.ts';
+import type { KeySummary } from '../../store/dashboard.ts';
+import { when } from '../format.ts';
+import { changeForm } from '../layout.ts';
+
+export type Rollable = 'secret-key' | 'publishable-key' | 'signing-secret' | 'webhook-secret';
+
+export const ROLLS: Record<Rollable, { label: string; what: string; after: string }> = {
+  'secret-key': {
+    label: 'Roll secret key',
+    what: 'New secret key',
+    after: 'The old secret key stopped working now.',
+  },
+  'publishable-key': {
+    label: 'Roll publishable key',
+    what: 'New publishable key',
+    after: 'The old publishable key works for 24 more hours.',
+  },
+  'signing-secret': {
+    label: 'Roll cart signing secret',
+    what: 'New cart signing secret',
+    after: 'Carts signed with the old secret are accepted for 24 more hours.',
+  },
+  'webhook-secret': {
+    label: 'Roll session webhook secret',
+    what: 'New session webhook secret',
+    after: 'webhook_url deliveries are signed with both secrets for 24 hours.',
+  },
+};
+
+function stateOf(k: KeySummary, now: number): string {
+  if (k.revokedAt !== null) return `revoked ${when(k.revokedAt)}`;
+  if (k.expiresAt !== null) return k.expiresAt > now ? `works until ${when(k.expiresAt)}` : `ended ${when(k.expiresAt)}`;
+  return 'active';
+}
+
+export function developersView(
+  base: string,
+  d: {
+    merchantId: string;
+    keys: readonly KeySummary[];
+    can: { change: boolean; csrf: string };
+    now: number;
+    shown?: { what: string; value: string; after: string };
+  },
+): Html {
+  return html`<h1>Developers</h1>
+${
+  d.shown
+    ? html`<section class="notice" aria-labelledby="secret-h"><h2 id="secret-h">${d.shown.what}</h2>
+<p>Copy it now: it is shown only this once. ${d.shown.after}</p><code class="secret" id="new-secret">${d.shown.value}</code></section>`
+    : ''
+}
+<section class="card" aria-labelledby="keys-h"><h2 id="keys-h">API keys</h2>
+<p class="small muted">Merchant id <span class="mono">${d.merchantId}</span>. Keys are stored hashed: each is shown once, when it is made.</p>
+<div class="scroll"><table><thead><tr><th scope="col">Kind</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">State</th></tr></thead>
+<tbody>${d.keys.map(
+    (k) =>
+      html`<tr><td>${k.kind}</td><td class="mono">${k.prefix}…</td><td>${when(k.createdAt)}</td><td>${stateOf(k, d.now)}</td></tr>`,
+  )}</tbody></table></div>
+${
+  d.can.change
+    ? html`<div class="actions">${(Object.keys(ROLLS) as Rollable[]).map((r) =>
+        changeForm(`${base}/developers/roll/${r}`, d.can.csrf, {
+          label: ROLLS[r].label,
+          kind: r === 'secret-key' ? 'danger' : 'secondary',
+        }),
+      )}</div>`
+    : ''
+}
+</section>`;
+}

@@ -1,0 +1,68 @@
+// The dashboard's developers page over HTTP (docs/dashboard.md#pages): keys listed by prefix only; rolling
+// the secret key from the page ends the old one at once and the new one (shown once) works; the
+// publishable key and the cart signing secret roll with a grace period; a viewer cannot roll.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { TestApp } from '../helpers/app.ts';
+import { change, dashboardRequest, dashboardUser, signIn } from '../helpers/dashboard.ts';
+import { startPagesApp } from '../helpers/pages.ts';
+
+const shownOnce = (text: string) => /id="new-secret">([^<]+)</.exec(text)?.[1];
+
+describe('dashboard: developers', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startPagesApp();
+  });
+  after(() => t.close());
+
+  test('keys are listed by prefix, never in full', async () => {
+    const s = await signIn(t, await dashboardUser(t, 'viewer'));
+    const page = await dashboardRequest(t, 'GET', '/dashboard/developers', { cookie: s.cookie });
+    assert.equal(page.status, 200);
+    assert.ok(page.text.includes(`${t.merchant.secretKey.slice(0, 16)}…`));
+    assert.ok(!page.text.includes(t.merchant.secretKey));
+    assert.ok(!page.text.includes(t.merchant.publishableKey));
+    assert.ok(!page.text.includes(t.merchant.merchant.signingSecret));
+    assert.doesNotMatch(page.text, /Roll secret key/, 'a viewer has no roll buttons');
+  });
+
+  test("a viewer's roll is 403 and the key still works", async () => {
+    const viewer = await signIn(t, await dashboardUser(t, 'viewer'));
+    const refused = await change(t, viewer, '/dashboard/developers/roll/secret-key');
+    assert.equal(refused.status, 403);
+    const me = await t.request('GET', '/v1/merchants/me', { key: t.merchant.secretKey });
+    assert.equal(me.status, 200);
+  });
+
+  test('rolling the secret key ends the old one at once; the new one, shown once, works', async () => {
+    const other = await t.createMerchant({ name: 'Roll Shop' });
+    const s = await signIn(t, await dashboardUser(t, 'developer', other));
+    const rolled = await change(t, s, '/dashboard/developers/roll/secret-key');
+    assert.equal(rolled.status, 200);
+    const key = shownOnce(rolled.text);
+    assert.match(key ?? '', /^svc_sk_test_/);
+    assert.equal((await t.request('GET', '/v1/merchants/me', { key: other.secretKey })).status, 401);
+    const me = await t.request('GET', '/v1/merchants/me', { key: key as string });
+    assert.equal(me.status, 200);
+    assert.equal(me.body.id, other.merchant.id);
+    const later = await dashboardRequest(t, 'GET', '/dashboard/developers', { cookie: s.cookie });
+    assert.ok(!later.text.includes(key as string), 'never shown again');
+    assert.match(later.text, /revoked/);
+  });
+
+  test('the publishable key and the cart signing secret roll with 24 hours of grace; an unknown roll is 404', async () => {
+    const other = await t.createMerchant({ name: 'Grace Shop' });
+    const s = await signIn(t, await dashboardUser(t, 'owner', other));
+    const pk = await change(t, s, '/dashboard/developers/roll/publishable-key');
+    assert.equal(pk.status, 200);
+    assert.match(shownOnce(pk.text) ?? '', /^svc_pk_test_/);
+    assert.match(pk.text, /works for 24 more hours/);
+    assert.match(pk.text, /works until/);
+    const sig = await change(t, s, '/dashboard/developers/roll/signing-secret');
+    assert.match(shownOnce(sig.text) ?? '', /^svc_sig_test_/);
+    const hook = await change(t, s, '/dashboard/developers/roll/webhook-secret');
+    assert.match(shownOnce(hook.text) ?? '', /^whsec_/);
+    assert.equal((await change(t, s, '/dashboard/developers/roll/everything')).status, 404);
+  });
+});
