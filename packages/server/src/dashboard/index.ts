@@ -20,7 +20,13 @@ import {
   signInWithLink,
   signOut,
 } from '../flows/dashboard-access.ts';
-import { keysPage, listSessionsPage, sessionPage, webhooksPage } from '../flows/dashboard-reads.ts';
+import {
+  keysPage,
+  listSessionsPage,
+  overviewPage,
+  sessionPage,
+  webhooksPage,
+} from '../flows/dashboard-reads.ts';
 import { redeliverEvent } from '../flows/events.ts';
 import { rollMerchantSecret, rollPublishableKey, rollSecretKey } from '../flows/merchants.ts';
 import { remindPendingMembers } from '../flows/reminders.ts';
@@ -34,6 +40,7 @@ import { dashboardStyles } from './assets.ts';
 import { documentOf, type Section } from './layout.ts';
 import { clearCookie, cookieSettings, readCookie, sameOrigin, setCookie, tokensMatch } from './session.ts';
 import { developersView, ROLLS, type Rollable } from './views/developers.ts';
+import { overviewView } from './views/overview.ts';
 import { SESSION_STATUSES, type StatusFilter, sessionsListView, sessionView } from './views/sessions.ts';
 import { settingsView } from './views/settings.ts';
 import { askForLinkView, confirmLinkView, deadLinkView, linkSentView, messageView } from './views/sign-in.ts';
@@ -302,9 +309,11 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
   });
 
   // ---- Pages ----
-  app.get('/', { schema: { hide: true }, config: read }, async (_request, reply) =>
-    reply.code(303).header('location', `${base}/sessions`).send(),
-  );
+  page('/', async (_request, s) => ({
+    title: 'Overview',
+    section: 'overview',
+    body: overviewView(await overviewPage(deps, s.merchant.id)),
+  }));
 
   page('/sessions', async (request, s) => {
     const q = request.query as Record<string, unknown>;

@@ -7,6 +7,7 @@ import type { DashboardUser } from '../store/dashboard.ts';
 export type Section = 'overview' | 'sessions' | 'webhooks' | 'developers' | 'settings';
 
 const SECTIONS: { id: Section; label: string; path: string }[] = [
+  { id: 'overview', label: 'Overview', path: '' },
   { id: 'sessions', label: 'Sessions', path: '/sessions' },
   { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },
   { id: 'developers', label: 'Developers', path: '/developers' },

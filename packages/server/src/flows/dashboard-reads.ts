@@ -3,9 +3,13 @@
 import type { Deps } from '../deps.ts';
 import type { EventPayload } from '../events/outbox.ts';
 import {
+  countSessionsPerDay,
+  DAY_MS,
+  fundedVolumePerDay,
   listKeySummaries,
   listRecentDeliveries,
   listSessionsFiltered,
+  medianTimeToFund,
   type SessionFilter,
   type SessionRowSummary,
 } from '../store/dashboard.ts';
@@ -73,3 +77,56 @@ export async function webhooksPage(deps: Deps, merchantId: string) {
 
 /** The developers page's keys: prefixes and lifetimes, never a key. */
 export const keysPage = (deps: Deps, merchantId: string) => listKeySummaries(deps.db.kysely, merchantId);
+
+const OVERVIEW_DAYS = 30;
+
+export interface Overview {
+  /** UTC days, oldest first, as ms at midnight. */
+  days: number[];
+  created: number[];
+  funded: number[];
+  expired: number[];
+  cancelled: number[];
+  /** Funded volume per currency, per day, minor units. */
+  volume: { currency: string; cents: number[] }[];
+  /** Of the sessions that ended (funded, expired or cancelled) in the period, the share funded; null for none. */
+  fundingRate: number | null;
+  medianTimeToFundMs: number | null;
+}
+
+/** The overview's 30 days, each figure from an indexed aggregate (docs/decisions.md#merchant-dashboard). */
+export async function overviewPage(deps: Deps, merchantId: string): Promise<Overview> {
+  const db = deps.db.kysely;
+  const today = Math.floor(deps.clock.now() / DAY_MS);
+  const firstDay = today - OVERVIEW_DAYS + 1;
+  const since = firstDay * DAY_MS;
+  const [created, funded, expired, cancelled, volume, median] = await Promise.all([
+    countSessionsPerDay(db, merchantId, 'created_at', since),
+    countSessionsPerDay(db, merchantId, 'funded_at', since),
+    countSessionsPerDay(db, merchantId, 'closed_at', since, 'expired'),
+    countSessionsPerDay(db, merchantId, 'closed_at', since, 'cancelled'),
+    fundedVolumePerDay(db, merchantId, since),
+    medianTimeToFund(db, merchantId, since),
+  ]);
+  const dayNumbers = Array.from({ length: OVERVIEW_DAYS }, (_, i) => firstDay + i);
+  const series = (m: Map<number, number>) => dayNumbers.map((d) => m.get(d) ?? 0);
+  const currencies = [...new Set(volume.map((v) => v.currency))].sort();
+  const total = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  const f = series(funded);
+  const ended = total(f) + total(series(expired)) + total(series(cancelled));
+  return {
+    days: dayNumbers.map((d) => d * DAY_MS),
+    created: series(created),
+    funded: f,
+    expired: series(expired),
+    cancelled: series(cancelled),
+    volume: currencies.map((currency) => ({
+      currency,
+      cents: dayNumbers.map((d) =>
+        volume.filter((v) => v.day === d && v.currency === currency).reduce((a, v) => a + v.cents, 0),
+      ),
+    })),
+    fundingRate: ended === 0 ? null : total(f) / ended,
+    medianTimeToFundMs: median,
+  };
+}

@@ -1,6 +1,6 @@
 // The merchant dashboard's people, sign-in links and cookie sessions (docs/dashboard.md). Links and
 // cookies are found by their SHA-256 hash; neither is stored as given.
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { DashboardUsersTable, Executor } from './schema.ts';
 
 export type DashboardRole = 'owner' | 'developer' | 'viewer';
@@ -376,4 +376,77 @@ export async function listKeySummaries(db: Executor, merchantId: string): Promis
     revokedAt: r.revoked_at,
     expiresAt: r.expires_at,
   }));
+}
+
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * How many of the merchant's sessions have `column` on each UTC day since `since` (day = floor(ms / DAY_MS)),
+ * optionally of one status. Reads the index on (merchant_id, column).
+ */
+export async function countSessionsPerDay(
+  db: Executor,
+  merchantId: string,
+  column: 'created_at' | 'funded_at' | 'closed_at',
+  since: number,
+  status?: 'cancelled' | 'expired',
+): Promise<Map<number, number>> {
+  let query = db
+    .selectFrom('sessions')
+    .select((eb) => [
+      sql<number>`cast(${sql.ref(column)} / ${DAY_MS} as integer)`.as('day'),
+      eb.fn.countAll<number>().as('n'),
+    ])
+    .where('merchant_id', '=', merchantId)
+    .where(column, '>=', since);
+  if (status) query = query.where('status', '=', status);
+  const rows = await query.groupBy('day').execute();
+  return new Map(rows.map((r) => [Number(r.day), Number(r.n)]));
+}
+
+/** Funded volume (total_cents) per UTC day and currency since `since` (sessions_merchant_funded). */
+export async function fundedVolumePerDay(
+  db: Executor,
+  merchantId: string,
+  since: number,
+): Promise<{ day: number; currency: string; cents: number }[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .select((eb) => [
+      sql<number>`cast(funded_at / ${DAY_MS} as integer)`.as('day'),
+      'currency',
+      eb.fn.sum<number>('total_cents').as('cents'),
+    ])
+    .where('merchant_id', '=', merchantId)
+    .where('funded_at', '>=', since)
+    .groupBy(['day', 'currency'])
+    .execute();
+  return rows.map((r) => ({ day: Number(r.day), currency: r.currency, cents: Number(r.cents) }));
+}
+
+/**
+ * The median of funded_at - created_at over sessions funded since `since`, milliseconds (the lower middle
+ * of an even count); null when none was funded. Two reads of sessions_merchant_funded: the count, then the
+ * one row in the middle of the ordered durations.
+ */
+export async function medianTimeToFund(
+  db: Executor,
+  merchantId: string,
+  since: number,
+): Promise<number | null> {
+  const base = db
+    .selectFrom('sessions')
+    .where('merchant_id', '=', merchantId)
+    .where('funded_at', '>=', since);
+  const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const count = Number(n);
+  if (count === 0) return null;
+  const duration = sql<number>`funded_at - created_at`;
+  const row = await base
+    .select(duration.as('ms'))
+    .orderBy(duration)
+    .limit(1)
+    .offset(Math.floor((count - 1) / 2))
+    .executeTakeFirst();
+  return row ? Number(row.ms) : null;
 }

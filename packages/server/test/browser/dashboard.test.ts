@@ -250,6 +250,7 @@ describe('merchant dashboard (Chromium)', () => {
       const pages: [string, BrowserContext, string][] = [
         ['sign-in', anonymous, '/dashboard/sign-in'],
         ['link-dead', anonymous, '/dashboard/sign-in?token=dsl_nothing'],
+        ['overview', context, '/dashboard'],
         ['sessions', context, '/dashboard/sessions'],
         ['sessions-empty', context, '/dashboard/sessions?q=nothing-matches'],
         ['session-funded', context, `/dashboard/sessions/${funded.created.session_id}`],

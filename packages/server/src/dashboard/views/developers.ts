@@ -32,7 +32,8 @@ export const ROLLS: Record<Rollable, { label: string; what: string; after: strin
 
 function stateOf(k: KeySummary, now: number): string {
   if (k.revokedAt !== null) return `revoked ${when(k.revokedAt)}`;
-  if (k.expiresAt !== null) return k.expiresAt > now ? `works until ${when(k.expiresAt)}` : `ended ${when(k.expiresAt)}`;
+  if (k.expiresAt !== null)
+    return k.expiresAt > now ? `works until ${when(k.expiresAt)}` : `ended ${when(k.expiresAt)}`;
   return 'active';
 }
 

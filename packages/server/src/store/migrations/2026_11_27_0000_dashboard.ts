@@ -59,4 +59,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on('deliveries')
     .columns(['merchant_id', 'created_at'])
     .execute();
+  // The overview's 30 days: sessions funded per day (and their volume), closed per day.
+  await db.schema
+    .createIndex('sessions_merchant_funded')
+    .on('sessions')
+    .columns(['merchant_id', 'funded_at'])
+    .execute();
+  await db.schema
+    .createIndex('sessions_merchant_closed')
+    .on('sessions')
+    .columns(['merchant_id', 'closed_at'])
+    .execute();
 }
