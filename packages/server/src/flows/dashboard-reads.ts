@@ -3,9 +3,10 @@
 import type { Deps } from '../deps.ts';
 import type { EventPayload } from '../events/outbox.ts';
 import {
-  countSessionsPerDay,
+  closedPerDay,
+  createdPerDay,
   DAY_MS,
-  fundedVolumePerDay,
+  fundedPerDay,
   listKeySummaries,
   listRecentDeliveries,
   listSessionsFiltered,
@@ -100,30 +101,31 @@ export async function overviewPage(deps: Deps, merchantId: string): Promise<Over
   const today = Math.floor(deps.clock.now() / DAY_MS);
   const firstDay = today - OVERVIEW_DAYS + 1;
   const since = firstDay * DAY_MS;
-  const [created, funded, expired, cancelled, volume, median] = await Promise.all([
-    countSessionsPerDay(db, merchantId, 'created_at', since),
-    countSessionsPerDay(db, merchantId, 'funded_at', since),
-    countSessionsPerDay(db, merchantId, 'closed_at', since, 'expired'),
-    countSessionsPerDay(db, merchantId, 'closed_at', since, 'cancelled'),
-    fundedVolumePerDay(db, merchantId, since),
+  const [created, closed, funded, median] = await Promise.all([
+    createdPerDay(db, merchantId, since),
+    closedPerDay(db, merchantId, since),
+    fundedPerDay(db, merchantId, since),
     medianTimeToFund(db, merchantId, since),
   ]);
   const dayNumbers = Array.from({ length: OVERVIEW_DAYS }, (_, i) => firstDay + i);
-  const series = (m: Map<number, number>) => dayNumbers.map((d) => m.get(d) ?? 0);
-  const currencies = [...new Set(volume.map((v) => v.currency))].sort();
+  const perDay = (rows: { day: number; count: number }[]) =>
+    dayNumbers.map((d) => rows.filter((r) => r.day === d).reduce((a, r) => a + r.count, 0));
+  const currencies = [...new Set(funded.map((v) => v.currency))].sort();
   const total = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  const f = series(funded);
-  const ended = total(f) + total(series(expired)) + total(series(cancelled));
+  const f = perDay(funded);
+  const expired = perDay(closed.filter((r) => r.status === 'expired'));
+  const cancelled = perDay(closed.filter((r) => r.status === 'cancelled'));
+  const ended = total(f) + total(expired) + total(cancelled);
   return {
     days: dayNumbers.map((d) => d * DAY_MS),
-    created: series(created),
+    created: dayNumbers.map((d) => created.get(d) ?? 0),
     funded: f,
-    expired: series(expired),
-    cancelled: series(cancelled),
+    expired,
+    cancelled,
     volume: currencies.map((currency) => ({
       currency,
       cents: dayNumbers.map((d) =>
-        volume.filter((v) => v.day === d && v.currency === currency).reduce((a, v) => a + v.cents, 0),
+        funded.filter((v) => v.day === d && v.currency === currency).reduce((a, v) => a + v.cents, 0),
       ),
     })),
     fundingRate: ended === 0 ? null : total(f) / ended,

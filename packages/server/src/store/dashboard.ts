@@ -380,48 +380,69 @@ export async function listKeySummaries(db: Executor, merchantId: string): Promis
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
 
-/**
- * How many of the merchant's sessions have `column` on each UTC day since `since` (day = floor(ms / DAY_MS)),
- * optionally of one status. Reads the index on (merchant_id, column).
- */
-export async function countSessionsPerDay(
+/** Sessions created per UTC day since `since` (day = floor(ms / DAY_MS)), from sessions_merchant_created. */
+export async function createdPerDay(
   db: Executor,
   merchantId: string,
-  column: 'created_at' | 'funded_at' | 'closed_at',
   since: number,
-  status?: 'cancelled' | 'expired',
 ): Promise<Map<number, number>> {
-  let query = db
+  const rows = await db
     .selectFrom('sessions')
     .select((eb) => [
-      sql<number>`cast(${sql.ref(column)} / ${DAY_MS} as integer)`.as('day'),
+      sql<number>`cast(created_at / ${DAY_MS} as integer)`.as('day'),
       eb.fn.countAll<number>().as('n'),
     ])
     .where('merchant_id', '=', merchantId)
-    .where(column, '>=', since);
-  if (status) query = query.where('status', '=', status);
-  const rows = await query.groupBy('day').execute();
+    .where('created_at', '>=', since)
+    .groupBy('day')
+    .execute();
   return new Map(rows.map((r) => [Number(r.day), Number(r.n)]));
 }
 
-/** Funded volume (total_cents) per UTC day and currency since `since` (sessions_merchant_funded). */
-export async function fundedVolumePerDay(
+/** Sessions closed (expired, cancelled) per UTC day and status since `since`, from sessions_merchant_closed. */
+export async function closedPerDay(
   db: Executor,
   merchantId: string,
   since: number,
-): Promise<{ day: number; currency: string; cents: number }[]> {
+): Promise<{ day: number; status: string; count: number }[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .select((eb) => [
+      sql<number>`cast(closed_at / ${DAY_MS} as integer)`.as('day'),
+      'status',
+      eb.fn.countAll<number>().as('n'),
+    ])
+    .where('merchant_id', '=', merchantId)
+    .where('closed_at', '>=', since)
+    .groupBy(['day', 'status'])
+    .execute();
+  return rows.map((r) => ({ day: Number(r.day), status: r.status, count: Number(r.n) }));
+}
+
+/** Sessions funded and their volume (total_cents) per UTC day and currency since `since` (sessions_merchant_funded). */
+export async function fundedPerDay(
+  db: Executor,
+  merchantId: string,
+  since: number,
+): Promise<{ day: number; currency: string; count: number; cents: number }[]> {
   const rows = await db
     .selectFrom('sessions')
     .select((eb) => [
       sql<number>`cast(funded_at / ${DAY_MS} as integer)`.as('day'),
       'currency',
+      eb.fn.countAll<number>().as('n'),
       eb.fn.sum<number>('total_cents').as('cents'),
     ])
     .where('merchant_id', '=', merchantId)
     .where('funded_at', '>=', since)
     .groupBy(['day', 'currency'])
     .execute();
-  return rows.map((r) => ({ day: Number(r.day), currency: r.currency, cents: Number(r.cents) }));
+  return rows.map((r) => ({
+    day: Number(r.day),
+    currency: r.currency,
+    count: Number(r.n),
+    cents: Number(r.cents),
+  }));
 }
 
 /**

@@ -75,8 +75,13 @@ ${barChart('funded', 'Sessions funded per day', o.days, o.funded, 'c2', count)}
 ${barChart('expired', 'Sessions expired per day', o.days, o.expired, 'c3', count)}
 ${barChart('cancelled', 'Sessions cancelled per day', o.days, o.cancelled, 'c4', count)}
 ${o.volume.map((v) =>
-  barChart(`volume-${v.currency}`, `Funded volume per day, ${v.currency.toUpperCase()}`, o.days, v.cents, 'c2', (c) =>
-    money(c, v.currency),
+  barChart(
+    `volume-${v.currency}`,
+    `Funded volume per day, ${v.currency.toUpperCase()}`,
+    o.days,
+    v.cents,
+    'c2',
+    (c) => money(c, v.currency),
   ),
 )}
 </div>

@@ -59,15 +59,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on('deliveries')
     .columns(['merchant_id', 'created_at'])
     .execute();
-  // The overview's 30 days: sessions funded per day (and their volume), closed per day.
+  // The overview's 30 days, each read from an index alone (no table rows): sessions funded per day with
+  // their currency, total and creation time (count, volume, time to fund), and closed per day with status.
   await db.schema
     .createIndex('sessions_merchant_funded')
     .on('sessions')
-    .columns(['merchant_id', 'funded_at'])
+    .columns(['merchant_id', 'funded_at', 'currency', 'total_cents', 'created_at'])
     .execute();
   await db.schema
     .createIndex('sessions_merchant_closed')
     .on('sessions')
-    .columns(['merchant_id', 'closed_at'])
+    .columns(['merchant_id', 'closed_at', 'status'])
     .execute();
 }
