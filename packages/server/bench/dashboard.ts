@@ -39,7 +39,13 @@ try {
   const now = Date.now();
   const { merchant, secretKey } = await createMerchant(
     deps.db,
-    { name: 'Bench Shop', environment: 'test', headlessApiEnabled: true, payoutCurrency: null, allowedOrigins: [] },
+    {
+      name: 'Bench Shop',
+      environment: 'test',
+      headlessApiEnabled: true,
+      payoutCurrency: null,
+      allowedOrigins: [],
+    },
     now,
   );
   // One session made through the API, copied as the template of every other.
@@ -91,7 +97,11 @@ try {
   await seedClient.end();
   console.log(`seeded ${SESSIONS} sessions in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
 
-  const user = await addDashboardUser(deps.db, { merchantId: merchant.id, email: 'bench@shop.example', role: 'viewer' }, now);
+  const user = await addDashboardUser(
+    deps.db,
+    { merchantId: merchant.id, email: 'bench@shop.example', role: 'viewer' },
+    now,
+  );
   const link = await issueSignInLink(deps.db, config.publicPayUrl, user.id, now);
   const signedIn = await app.inject({
     method: 'POST',
@@ -129,7 +139,11 @@ try {
     }
     times.sort((a, b) => a - b);
     const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] as number;
-    report[label] = { p50: +at(0.5).toFixed(1), p95: +at(0.95).toFixed(1), max: +(times.at(-1) as number).toFixed(1) };
+    report[label] = {
+      p50: +at(0.5).toFixed(1),
+      p95: +at(0.95).toFixed(1),
+      max: +(times.at(-1) as number).toFixed(1),
+    };
   }
   console.log(JSON.stringify({ sessions: SESSIONS, runs: RUNS, ms: report }, null, 2));
   await app.close();

@@ -11,8 +11,6 @@ import { startPagesApp } from '../helpers/pages.ts';
 import { equalGroup, payOk } from '../helpers/payments.ts';
 import { createSession, sampleCart } from '../helpers/sessions.ts';
 
-const DAY = 24 * HOUR_MS;
-
 describe('dashboard: overview', () => {
   let t: TestApp;
   // Noon UTC, so that a few hours either way stay on one day.
