@@ -127,7 +127,15 @@ for (const dialect of DIALECTS) {
         const created = parseOnlyJson(
           // Production takes browser sessions only from a registered origin.
           await cli(
-            ['merchant', 'create', '--name', 'CLI Sealed', '--allowed-origin', 'https://shop.example', '--json'],
+            [
+              'merchant',
+              'create',
+              '--name',
+              'CLI Sealed',
+              '--allowed-origin',
+              'https://shop.example',
+              '--json',
+            ],
             env,
           ),
         );

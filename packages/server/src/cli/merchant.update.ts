@@ -60,9 +60,7 @@ export const merchantUpdate: Command = {
         const origins = await changeAllowedOrigins(db, merchantId, { add, remove });
         if (!origins) throw new UsageError(`no merchant ${merchantId}`);
         answer.allowed_origins = origins;
-        lines.push(
-          `allowed origins for ${merchantId}: ${origins.length > 0 ? origins.join(' ') : '(none)'}`,
-        );
+        lines.push(`allowed origins for ${merchantId}: ${origins.length > 0 ? origins.join(' ') : '(none)'}`);
       }
       print(values.json ?? false, answer, lines);
     });

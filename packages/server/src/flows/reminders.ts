@@ -27,9 +27,9 @@ import { assertOpen } from './sessions.ts';
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
 /** Rounds of reminders one session may send (a round: a call that sent at least one mail). */
-export const MAX_REMINDER_ROUNDS = 3;
+const MAX_REMINDER_ROUNDS = 3;
 /** Reminders one merchant may send one address in 24 hours, whatever the session. */
-export const MAX_REMINDERS_PER_ADDRESS_PER_DAY = 3;
+const MAX_REMINDERS_PER_ADDRESS_PER_DAY = 3;
 
 export interface ReminderResult {
   reminded: number;
@@ -77,7 +77,12 @@ export async function remindPendingMembers(
       if (await sessionMailedAddressSince(trx, session.id, address, now - HOUR_MS)) continue;
       const today = await countMailsToAddress(trx, merchantId, address, now - DAY_MS);
       if (today >= MAX_REMINDERS_PER_ADDRESS_PER_DAY) continue;
-      const claimId = await insertReminderMail(trx, { merchantId, sessionId: session.id, address, sentAt: now });
+      const claimId = await insertReminderMail(trx, {
+        merchantId,
+        sessionId: session.id,
+        address,
+        sentAt: now,
+      });
       claimed.push({ member, claimId });
     }
     if (claimed.length > 0)
@@ -96,7 +101,8 @@ export async function remindPendingMembers(
     }
   }
   // A round in which no mail went out is not one: the organizer may try again.
-  if (claims.length > 0 && result.reminded === 0) await deleteReminderRound(deps.db.kysely, session.id, round);
+  if (claims.length > 0 && result.reminded === 0)
+    await deleteReminderRound(deps.db.kysely, session.id, round);
   return result;
 }
 

@@ -2,8 +2,8 @@
 // transaction that the flow owns (docs/architecture.md). Handlers parse, call one of these and shape
 // the reply.
 import { type Cart, verifyCartSignature } from '@group-checkout/node';
-import type { Deps } from '../deps.ts';
 import type { ServiceEnv } from '../config.ts';
+import type { Deps } from '../deps.ts';
 import { checkCart } from '../domain/cart.ts';
 import { type GroupConfigInput, resolveGroupConfig } from '../domain/group-config.ts';
 import { canonicalOrigins, isPublicImageUrl, parseOrigin } from '../domain/origins.ts';
@@ -82,7 +82,8 @@ export async function createSession(
   const env = deps.config.serviceEnv;
   // A publishable key is public and its cart signature can be replayed (docs/decisions.md#replayed-signatures):
   // what it sets beyond the cart is held to the page it came from.
-  const browser = caller.keyKind === 'publishable' ? browserOrigin(caller.merchant, input.origin, env) : undefined;
+  const browser =
+    caller.keyKind === 'publishable' ? browserOrigin(caller.merchant, input.origin, env) : undefined;
   if (browser !== undefined && input.webhookUrl !== undefined) {
     throw new ServiceError('not_allowed_with_publishable_key', {
       message:
@@ -115,7 +116,9 @@ export async function createSession(
   if (env === 'production') {
     input.cart.items.forEach((item, i) => {
       if (item.image_url !== undefined && !isPublicImageUrl(item.image_url))
-        urlErrors.push(`cart.items[${i}].image_url must be https on a public host name (no IP address, no local name)`);
+        urlErrors.push(
+          `cart.items[${i}].image_url must be https on a public host name (no IP address, no local name)`,
+        );
     });
   }
   if (urlErrors.length > 0) invalid('invalid_request', urlErrors);

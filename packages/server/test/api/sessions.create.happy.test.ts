@@ -79,7 +79,10 @@ for (const dialect of DIALECTS) {
       const cart = sampleCart({ metadata: { order_ref: 'ORD-HEADER' } });
       const res = await t.request('POST', '/v1/sessions', {
         key: t.merchant.publishableKey,
-        headers: { origin: 'https://shop.example', 'x-service-signature': signCart(cart, t.merchant.merchant.signingSecret).toUpperCase() },
+        headers: {
+          origin: 'https://shop.example',
+          'x-service-signature': signCart(cart, t.merchant.merchant.signingSecret).toUpperCase(),
+        },
         body: { cart },
       });
       assert.equal(res.status, 200, res.text);

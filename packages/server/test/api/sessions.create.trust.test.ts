@@ -65,7 +65,11 @@ for (const dialect of DIALECTS) {
     /** A signed publishable-key create with exactly this Origin header (raw bytes: fetch mends some). */
     async function createFrom(merchant: TestMerchant, origin: string | undefined, extra = {}) {
       const cart = sampleCart();
-      const body = JSON.stringify({ cart, signature: signCart(cart, merchant.merchant.signingSecret), ...extra });
+      const body = JSON.stringify({
+        cart,
+        signature: signCart(cart, merchant.merchant.signingSecret),
+        ...extra,
+      });
       return rawHttp(t.baseUrl, {
         method: 'POST',
         path: '/v1/sessions',
@@ -136,7 +140,10 @@ for (const dialect of DIALECTS) {
         assert.equal(frameAncestors(page), 'https://shop.example', name);
         assert.equal(pageData(page.text).ctx.parentOrigin, undefined, `${name}: no target to post to`);
       }
-      const page = await t.request('GET', `${path}&parent_origin=${encodeURIComponent('https://shop.example')}`);
+      const page = await t.request(
+        'GET',
+        `${path}&parent_origin=${encodeURIComponent('https://shop.example')}`,
+      );
       assert.equal(pageData(page.text).ctx.parentOrigin, 'https://shop.example');
     });
 
@@ -188,7 +195,10 @@ for (const dialect of DIALECTS) {
         webhook_url: 'https://attacker.example/hooks',
       });
       assertError(hook, 400, 'not_allowed_with_publishable_key');
-      assert.match(hook.body.error, /webhook_url cannot be set with a publishable key: register your endpoint/);
+      assert.match(
+        hook.body.error,
+        /webhook_url cannot be set with a publishable key: register your endpoint/,
+      );
       for (const field of ['success_url', 'cancel_url']) {
         const away = await createFrom(t.merchant, 'https://shop.example', {
           [field]: 'https://attacker.example/landing',
@@ -218,7 +228,9 @@ for (const dialect of DIALECTS) {
     });
   });
 
-  describe(`browser trust on ${dialect.name}: origins and images in production`, { skip: dialect.skip }, () => {
+  describe(`browser trust on ${dialect.name}: origins and images in production`, {
+    skip: dialect.skip,
+  }, () => {
     let t: TestApp;
     let none: TestMerchant;
     before(async () => {
@@ -269,7 +281,11 @@ for (const dialect of DIALECTS) {
           url,
         );
       }
-      const ok = await post(t.merchant, 'https://shop.example', withImage('https://cdn.shopimages.com/a.png'));
+      const ok = await post(
+        t.merchant,
+        'https://shop.example',
+        withImage('https://cdn.shopimages.com/a.png'),
+      );
       assert.equal(ok.status, 200, ok.text);
     });
   });

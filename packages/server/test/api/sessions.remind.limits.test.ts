@@ -153,7 +153,11 @@ describe('reminder limits across two server processes on PostgreSQL', { skip: po
     const sessions: string[] = [];
     for (let i = 0; i < 10; i++) {
       const created = await call(servers[i % 2] as string, 'POST', '/v1/sessions', {
-        cart: { total: 1000, currency: 'usd', items: [{ id: 'a', name: 'A', quantity: 1, unit_price: 1000 }] },
+        cart: {
+          total: 1000,
+          currency: 'usd',
+          items: [{ id: 'a', name: 'A', quantity: 1, unit_price: 1000 }],
+        },
         customer: { name: 'Mallory', email: `mallory${i}@attacker.example` },
       });
       assert.equal(created.status, 200, JSON.stringify(created.body));

@@ -31,7 +31,9 @@ async function groupOfThree(t: TestApp, customer: Record<string, unknown> | unde
   const unique = (email: unknown) => (typeof email === 'string' ? email.replace('@', `+${run}@`) : email);
   const created = await createSession(
     t,
-    customer ? { customer: { ...customer, ...(customer.email ? { email: unique(customer.email) } : {}) } } : {},
+    customer
+      ? { customer: { ...customer, ...(customer.email ? { email: unique(customer.email) } : {}) } }
+      : {},
   );
   const put = await t.request('PUT', `/api/v1/session/group?access=${organizerToken(created)}`, {
     body: {

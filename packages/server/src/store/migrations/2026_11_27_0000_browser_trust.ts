@@ -18,7 +18,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     for (const row of rows) {
       const next = JSON.stringify(canonical(row.value));
       if (next !== row.value)
-        await db.updateTable(table).set({ [column]: next }).where('id', '=', row.id).execute();
+        await db
+          .updateTable(table)
+          .set({ [column]: next })
+          .where('id', '=', row.id)
+          .execute();
     }
   }
 
