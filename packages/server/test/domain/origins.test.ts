@@ -4,7 +4,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { canonicalOrigins, isPublicImageUrl, originOfAddress, parseOrigin } from '../../src/domain/origins.ts';
+import {
+  canonicalOrigins,
+  isPublicImageUrl,
+  originOfAddress,
+  parseOrigin,
+} from '../../src/domain/origins.ts';
 
 test('web origins are taken in canonical spelling; everything else is refused with a reason', () => {
   for (const [raw, origin] of [

@@ -33,7 +33,13 @@ for (const dialect of DIALECTS) {
         assert.equal(before.error, undefined);
         const { merchant } = await createMerchant(
           db,
-          { name: 'Old', environment: 'test', headlessApiEnabled: true, payoutCurrency: null, allowedOrigins: [] },
+          {
+            name: 'Old',
+            environment: 'test',
+            headlessApiEnabled: true,
+            payoutCurrency: null,
+            allowedOrigins: [],
+          },
           Date.now(),
         );
         const stored = ['*', 'https://Shop.example', 'https://x; report-uri https://evil.example/r', 'null'];
