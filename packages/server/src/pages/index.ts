@@ -30,8 +30,10 @@ function pagePolicy(ancestors: readonly string[], stripe: boolean): string {
     "default-src 'self'",
     // Item thumbnails are the merchant's https images; images cannot run code.
     "img-src 'self' https: data:",
-    stripe ? `script-src 'self' ${STRIPE_JS}` : "script-src 'self'",
-    stripe ? `frame-src ${STRIPE_JS} https://hooks.stripe.com` : "frame-src 'none'",
+    // Stripe.js, its Payment Element and wallets, and the frame in which it shows a bank's 3-D Secure page
+    // (the bank's own page is framed inside Stripe's, under Stripe's policy, not ours).
+    stripe ? `script-src 'self' ${STRIPE_JS} https://*.js.stripe.com` : "script-src 'self'",
+    stripe ? `frame-src ${STRIPE_JS} https://*.js.stripe.com https://hooks.stripe.com` : "frame-src 'none'",
     stripe ? "connect-src 'self' https://api.stripe.com" : "connect-src 'self'",
     "object-src 'none'",
     "base-uri 'none'",

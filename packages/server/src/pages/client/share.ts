@@ -44,9 +44,14 @@ bindPayForm(
   app,
   ctx,
   { currency: share.currency, capture: share.capture },
-  (paid) => {
-    update(paid, ['pay']);
-    document.getElementById('paid')?.focus();
+  (answered) => {
+    update(answered, ['pay']);
+    // Paid or held: the outcome; waiting on the bank or declined: the pay section, which says what next.
+    document
+      .getElementById(
+        answered.status === 'pending' || answered.status === 'authenticating' ? 'pay-h' : 'paid',
+      )
+      ?.focus();
     void refresh();
   },
   async () => {
