@@ -20,7 +20,7 @@ async function provider() {
 }
 
 for (const dialect of DIALECTS) {
-  describe(`migration 2026_11_27_0000_browser_trust on ${dialect.name}`, { skip: dialect.skip }, () => {
+  describe(`migration 2026_11_27_0100_browser_trust on ${dialect.name}`, { skip: dialect.skip }, () => {
     let database: TestDatabase | undefined;
     after(() => database?.drop());
 
@@ -48,7 +48,7 @@ for (const dialect of DIALECTS) {
           .set({ allowed_origins: JSON.stringify(stored) })
           .where('id', '=', merchant.id)
           .execute();
-        assert.ok((await migrateToLatest(db)).includes('2026_11_27_0000_browser_trust'));
+        assert.ok((await migrateToLatest(db)).includes('2026_11_27_0100_browser_trust'));
         const row = await db.kysely
           .selectFrom('merchants')
           .select('allowed_origins')
