@@ -148,8 +148,7 @@ describe('npm start', () => {
     });
     // Under both names a browser on this machine opens the shop by (docs/decisions.md#demo-shop).
     const allowed = ((await me.json()) as { allowed_origins: string[] }).allowed_origins;
-    const port = new URL(settings.shop_url).port;
-    for (const origin of [settings.shop_url, `http://127.0.0.1:${port}`])
+    for (const origin of [settings.shop_url, `http://127.0.0.1:${shopPort}`])
       assert.ok(allowed.includes(origin), `${origin} in ${allowed.join(' ')}`);
 
     // A session from the shop's page: its group.created reaches the shop (localhost, the endpoint's secret).
