@@ -27,8 +27,8 @@ export const merchantUpdate: Command = {
     if (!values.merchant) throw new UsageError('merchant update needs --merchant ID');
     const account = values['processor-account'];
     const add = (values['allowed-origin'] ?? []).map((raw) => originArgument(raw, config.serviceEnv));
-    // An origin to remove is matched as stored; a malformed one cannot be stored, so it is taken as typed
-    // once canonicalized when it can be, so that an old row's leftover can be removed too.
+    // An origin to remove is matched as stored: canonicalized like one to add when it can be (whatever the
+    // environment, so that a sandbox-only origin can be taken out too), otherwise taken exactly as typed.
     const remove = (values['remove-allowed-origin'] ?? []).map((raw) => {
       try {
         return originArgument(raw, 'sandbox');
