@@ -7,6 +7,7 @@ import { dashboardLink } from './dashboard.link.ts';
 import { listen } from './listen.ts';
 import { merchantCreate } from './merchant.create.ts';
 import { merchantKeysRoll } from './merchant.keys.roll.ts';
+import { merchantOrigins } from './merchant.origins.ts';
 import { merchantUpdate } from './merchant.update.ts';
 import { migrate } from './migrate.ts';
 import { reconcile } from './reconcile.ts';
@@ -19,6 +20,7 @@ const COMMANDS: readonly Command[] = [
   migrate,
   merchantCreate,
   merchantUpdate,
+  merchantOrigins,
   merchantKeysRoll,
   dashboardLink,
   secretsRotate,
