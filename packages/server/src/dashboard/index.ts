@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app-type.ts';
 import type { Deps } from '../deps.ts';
 import { EVENT_TYPES, type EventType } from '../domain/event-types.ts';
+import { originOfAddress } from '../domain/origins.ts';
 import { type ErrorCode, ServiceError } from '../errors.ts';
 import {
   DASHBOARD_ROLES,
@@ -28,7 +29,13 @@ import {
   webhooksPage,
 } from '../flows/dashboard-reads.ts';
 import { redeliverEvent } from '../flows/events.ts';
-import { rollMerchantSecret, rollPublishableKey, rollSecretKey } from '../flows/merchants.ts';
+import {
+  allowedOriginsOf,
+  changeAllowedOrigins,
+  rollMerchantSecret,
+  rollPublishableKey,
+  rollSecretKey,
+} from '../flows/merchants.ts';
 import { remindPendingMembers } from '../flows/reminders.ts';
 import { closeMerchantSession } from '../flows/sessions.ts';
 import { createWebhookEndpoint, deleteWebhookEndpoint, rotateWebhookSecret } from '../flows/webhooks.ts';
@@ -78,6 +85,8 @@ const NOTICES: Record<string, string> = {
   redelivered: 'The event is on its way again to every current target.',
   invited: 'Invitation sent: they get a sign-in link by mail.',
   removed: 'Removed from the team; their sessions ended.',
+  'origin-added': 'Origin added: its pages may create sessions now.',
+  'origin-removed': 'Origin removed: its pages can no longer create sessions.',
   deleted: 'The endpoint was deleted: it gets no more deliveries.',
 };
 
@@ -358,6 +367,7 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     developersView(base, {
       merchantId: s.merchant.id,
       keys: await keysPage(deps, s.merchant.id),
+      origins: (await allowedOriginsOf(deps.db, s.merchant.id)) ?? [],
       can: { change: allowed(s.session.user.role, 'change'), csrf: s.session.csrfToken },
       now: deps.clock.now(),
       ...(shown ? { shown } : {}),
@@ -465,6 +475,23 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
       section: 'developers',
       body: await developersBody(s, { what: ROLLS[what].what, value, after: ROLLS[what].after }),
     };
+  });
+
+  // The CLI's `merchant update --allowed-origin`, from the page: what a person types is taken as the CLI
+  // takes it (a page's address becomes its origin), and stored canonical (domain/origins.ts).
+  action('/developers/origins', 'change', async (_request, s, form) => {
+    const parsed = originOfAddress(form.origin ?? '', deps.config.serviceEnv);
+    if (!parsed.ok)
+      throw new ServiceError('invalid_request', {
+        message: `The origin must be a web origin such as https://shop.example: ${parsed.reason}.`,
+      });
+    await changeAllowedOrigins(deps.db, s.merchant.id, { add: [parsed.origin], remove: [] });
+    return `${base}/developers?done=origin-added`;
+  });
+
+  action('/developers/origins/remove', 'change', async (_request, s, form) => {
+    await changeAllowedOrigins(deps.db, s.merchant.id, { add: [], remove: [form.origin ?? ''] });
+    return `${base}/developers?done=origin-removed`;
   });
 
   action('/team/invite', 'team', async (_request, s, form) => {

@@ -219,7 +219,7 @@ describe('merchant dashboard (Chromium)', () => {
     await context.close();
   });
 
-  test('developers: roll the publishable key; the new key is shown once and works', async () => {
+  test('developers: roll the publishable key (shown once, works); add an allowed origin', async () => {
     const { context, page } = await signedIn('developer');
     await page.click('nav >> text=Developers');
     await page.waitForURL(/\/dashboard\/developers$/);
@@ -230,6 +230,11 @@ describe('merchant dashboard (Chromium)', () => {
     await page.screenshot({ path: join(shots, 'developers-key-rolled.png'), fullPage: true });
     const read = await t.request('GET', `/v1/sessions/${funded.created.session_id}`, { key });
     assert.equal(read.status, 200, 'the new publishable key reads a session');
+    await page.fill('#origin', 'https://camping.example');
+    await page.click('button:has-text("Add origin")');
+    await page.waitForURL(/done=origin-added/);
+    const me = await t.request('GET', '/v1/merchants/me', { key: t.merchant.secretKey });
+    assert.ok(me.body.allowed_origins.includes('https://camping.example'));
     await context.close();
   });
 

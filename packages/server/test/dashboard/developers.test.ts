@@ -65,4 +65,39 @@ describe('dashboard: developers', () => {
     assert.match(shownOnce(hook.text) ?? '', /^whsec_/);
     assert.equal((await change(t, s, '/dashboard/developers/roll/everything')).status, 404);
   });
+
+  test('allowed origins: added as the CLI takes them, removed, refused when not an origin or by a viewer', async () => {
+    const other = await t.createMerchant({ name: 'Origin Shop', allowedOrigins: [] });
+    const s = await signIn(t, await dashboardUser(t, 'developer', other));
+    const origins = async () =>
+      (await t.request('GET', '/v1/merchants/me', { key: other.secretKey })).body.allowed_origins as string[];
+    const added = await change(t, s, '/dashboard/developers/origins', {
+      origin: 'https://Shop.example/cart',
+    });
+    assert.equal(added.status, 303);
+    assert.deepEqual(await origins(), ['https://shop.example']);
+    const page = await dashboardRequest(t, 'GET', '/dashboard/developers?done=origin-added', {
+      cookie: s.cookie,
+    });
+    assert.match(page.text, /https:\/\/shop\.example/);
+    assert.match(page.text, /Origin added/);
+    for (const bad of ['*', 'null', 'ftp://shop.example', 'https://x; report-uri https://evil.example'])
+      assert.equal((await change(t, s, '/dashboard/developers/origins', { origin: bad })).status, 400, bad);
+    const viewer = await signIn(t, await dashboardUser(t, 'viewer', other));
+    assert.equal(
+      (await change(t, viewer, '/dashboard/developers/origins', { origin: 'https://b.example' })).status,
+      403,
+    );
+    assert.equal(
+      (await change(t, viewer, '/dashboard/developers/origins/remove', { origin: 'https://shop.example' }))
+        .status,
+      403,
+    );
+    assert.deepEqual(await origins(), ['https://shop.example']);
+    const removed = await change(t, s, '/dashboard/developers/origins/remove', {
+      origin: 'https://shop.example',
+    });
+    assert.equal(removed.status, 303);
+    assert.deepEqual(await origins(), []);
+  });
 });

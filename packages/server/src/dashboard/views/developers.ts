@@ -42,6 +42,7 @@ export function developersView(
   d: {
     merchantId: string;
     keys: readonly KeySummary[];
+    origins: readonly string[];
     can: { change: boolean; csrf: string };
     now: number;
     shown?: { what: string; value: string; after: string };
@@ -69,6 +70,26 @@ ${
           kind: r === 'secret-key' ? 'danger' : 'secondary',
         }),
       )}</div>`
+    : ''
+}
+</section>
+<section class="card" aria-labelledby="origins-h"><h2 id="origins-h">Allowed origins</h2>
+<p class="small muted">The sites whose pages may create sessions with the publishable key. With none registered, the sandbox accepts any https origin (and http on localhost); production accepts none.</p>
+${
+  d.origins.length === 0
+    ? html`<p>None registered.</p>`
+    : html`<ul class="plain">${d.origins.map(
+        (o) =>
+          html`<li><span class="mono">${o}</span> ${d.can.change ? changeForm(`${base}/developers/origins/remove`, d.can.csrf, { label: `Remove ${o}`, kind: 'danger' }, html`<input type="hidden" name="origin" value="${o}">`) : ''}</li>`,
+      )}</ul>`
+}
+${
+  d.can.change
+    ? html`<form method="post" action="${base}/developers/origins" class="row">
+<input type="hidden" name="_csrf" value="${d.can.csrf}">
+<div class="field"><label for="origin">Origin</label><input id="origin" name="origin" type="text" inputmode="url" required maxlength="255" placeholder="https://shop.example"></div>
+<div class="field"><button type="submit">Add origin</button></div>
+</form>`
     : ''
 }
 </section>`;
