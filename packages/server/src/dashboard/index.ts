@@ -28,6 +28,7 @@ import {
   sessionPage,
   webhooksPage,
 } from '../flows/dashboard-reads.ts';
+import { renameMerchant, setPayoutCurrency } from '../flows/dashboard-settings.ts';
 import { redeliverEvent } from '../flows/events.ts';
 import {
   allowedOriginsOf,
@@ -85,6 +86,8 @@ const NOTICES: Record<string, string> = {
   redelivered: 'The event is on its way again to every current target.',
   invited: 'Invitation sent: they get a sign-in link by mail.',
   removed: 'Removed from the team; their sessions ended.',
+  renamed: 'Name saved.',
+  payout: 'Payout currency saved.',
   'origin-added': 'Origin added: its pages may create sessions now.',
   'origin-removed': 'Origin removed: its pages can no longer create sessions.',
   deleted: 'The endpoint was deleted: it gets no more deliveries.',
@@ -226,7 +229,7 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
           403,
           'Not allowed',
           need === 'team'
-            ? 'Only an owner may change the team. Nothing was changed.'
+            ? 'Only an owner may change the team or payouts. Nothing was changed.'
             : 'Viewers may read but not change anything. Nothing was changed.',
         );
       return run(request, reply, s, form);
@@ -383,7 +386,8 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     title: 'Settings',
     section: 'settings',
     body: settingsView(base, {
-      merchantId: s.merchant.id,
+      merchant: s.merchant,
+      processor: deps.processor.name === 'stripe' ? 'stripe' : 'sandbox',
       team: await listTeam(deps, s.merchant.id),
       me: s.session.user,
       csrf: s.session.csrfToken,
@@ -492,6 +496,16 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
   action('/developers/origins/remove', 'change', async (_request, s, form) => {
     await changeAllowedOrigins(deps.db, s.merchant.id, { add: [], remove: [form.origin ?? ''] });
     return `${base}/developers?done=origin-removed`;
+  });
+
+  action('/settings/name', 'change', async (_request, s, form) => {
+    await renameMerchant(deps, s.merchant.id, form.name ?? '');
+    return `${base}/settings?done=renamed`;
+  });
+
+  action('/settings/payout', 'team', async (_request, s, form) => {
+    await setPayoutCurrency(deps, s.merchant.id, form.currency ?? '');
+    return `${base}/settings?done=payout`;
   });
 
   action('/team/invite', 'team', async (_request, s, form) => {

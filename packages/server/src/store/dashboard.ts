@@ -471,3 +471,23 @@ export async function medianTimeToFund(
     .executeTakeFirst();
   return row ? Number(row.ms) : null;
 }
+
+/** The merchant's name, or its payout currency (null: each session's own; the mode follows, as at creation). */
+export async function updateMerchantSettings(
+  db: Executor,
+  merchantId: string,
+  change: { name: string } | { payoutCurrency: string | null },
+): Promise<void> {
+  await db
+    .updateTable('merchants')
+    .set(
+      'name' in change
+        ? { name: change.name }
+        : {
+            payout_currency: change.payoutCurrency,
+            payout_mode: change.payoutCurrency ? 'preferred' : 'checkout',
+          },
+    )
+    .where('id', '=', merchantId)
+    .execute();
+}

@@ -1,15 +1,54 @@
 // Settings: the team (everyone with access, their roles; an owner invites and removes people).
 import { type Html, html } from '../../pages/html.ts';
 import type { DashboardUser } from '../../store/dashboard.ts';
+import type { Merchant } from '../../store/merchants.ts';
 import { when } from '../format.ts';
 import { changeForm } from '../layout.ts';
 
 export function settingsView(
   base: string,
-  d: { merchantId: string; team: readonly DashboardUser[]; me: DashboardUser; csrf: string },
+  d: {
+    merchant: Merchant;
+    team: readonly DashboardUser[];
+    me: DashboardUser;
+    csrf: string;
+    processor: 'sandbox' | 'stripe';
+  },
 ): Html {
   const owner = d.me.role === 'owner';
+  const m = d.merchant;
   return html`<h1>Settings</h1>
+<section class="card" aria-labelledby="name-h"><h2 id="name-h">Name</h2>
+<p class="small muted">Shown to payers on the hosted pages and in reminder mail.</p>
+${
+  d.me.role === 'viewer'
+    ? html`<p>${m.name}</p>`
+    : html`<form method="post" action="${base}/settings/name" class="row">
+<input type="hidden" name="_csrf" value="${d.csrf}">
+<div class="field"><label for="merchant-name">Name</label><input id="merchant-name" name="name" type="text" required maxlength="200" value="${m.name}"></div>
+<div class="field"><button type="submit">Save name</button></div>
+</form>`
+}
+</section>
+<section class="card" aria-labelledby="payout-h"><h2 id="payout-h">Payouts</h2>
+<p>Payout currency: <strong>${m.payoutCurrency ? m.payoutCurrency.toUpperCase() : 'each session’s own currency'}</strong></p>
+${
+  owner
+    ? html`<form method="post" action="${base}/settings/payout" class="row">
+<input type="hidden" name="_csrf" value="${d.csrf}">
+<div class="field"><label for="payout">Payout currency (ISO 4217, empty for each session’s own)</label><input id="payout" name="currency" type="text" maxlength="3" value="${m.payoutCurrency ?? ''}"></div>
+<div class="field"><button type="submit">Save payout currency</button></div>
+</form>`
+    : html`<p class="small muted">Only an owner may change payouts.</p>`
+}
+<p>Processor: ${
+    d.processor === 'sandbox'
+      ? html`<strong>sandbox</strong>, no real money moves: test cards are charged by the sandbox processor.`
+      : m.processorAccountId
+        ? html`<strong>Stripe</strong>, connected account <span class="mono">${m.processorAccountId}</span>.`
+        : html`<strong>Stripe</strong>, no connected account yet: an operator connects it with <code>group-checkout merchant update --processor-account acct_…</code>.`
+  }</p>
+</section>
 <section class="card" aria-labelledby="team-h"><h2 id="team-h">Team</h2>
 <p class="small muted">Owners do everything; developers everything but the team and payouts; viewers read only.</p>
 <div class="scroll"><table><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Added</th>${owner ? html`<th scope="col"><span class="sr-only">Actions</span></th>` : ''}</tr></thead>
@@ -33,5 +72,5 @@ ${
     : ''
 }
 </section>
-<p class="small muted">Merchant id <span class="mono">${d.merchantId}</span></p>`;
+<p class="small muted">Merchant id <span class="mono">${m.id}</span></p>`;
 }
