@@ -275,7 +275,11 @@ export async function renewUrlLease(
  */
 export async function releaseUrl(db: Executor, dialect: 'sqlite' | 'postgres', url: string, holder: string) {
   await db.transaction().execute(async (trx) => {
-    let owned = trx.selectFrom('delivery_urls').select('url').where('url', '=', url).where('holder', '=', holder);
+    let owned = trx
+      .selectFrom('delivery_urls')
+      .select('url')
+      .where('url', '=', url)
+      .where('holder', '=', holder);
     if (dialect === 'postgres') owned = owned.forUpdate();
     if (!(await owned.executeTakeFirst())) return;
     const head = await trx

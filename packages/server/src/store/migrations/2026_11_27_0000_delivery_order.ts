@@ -23,7 +23,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       await sql`select setval('${sequence}', (select coalesce(max(seq), 0) + 1 from ${sql.table(table)}), false)`.execute(
         db,
       );
-      await sql`alter table ${sql.table(table)} alter column seq set default nextval('${sequence}')`.execute(db);
+      await sql`alter table ${sql.table(table)} alter column seq set default nextval('${sequence}')`.execute(
+        db,
+      );
     } else {
       // SQLite has one writer at a time: the next number, taken in the inserting statement, is commit order.
       await sql
