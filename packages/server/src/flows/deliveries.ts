@@ -148,13 +148,14 @@ export interface ClaimOptions {
 }
 
 /**
- * How long a lease lasts from its last renewal: twice the send timeout. A holder renews it before an
- * attempt unless more than RENEW_ABOVE of it is left, so every attempt starts with at least one timeout
- * and a half of lease before it and ends (the timeout bounds it) with half a timeout to spare. A holder
- * that dies holds its URLs at most this long.
+ * How long a lease lasts from its last renewal: 1.75 send timeouts. A holder renews it before an attempt
+ * when less than RENEW_BELOW timeouts are left, so every attempt starts with at least one and a half
+ * timeouts of lease ahead and ends (the timeout bounds it) with half a timeout to spare before anyone else
+ * may take the URL. A holder that dies holds its URLs at most 1.75 timeouts; the quarter left of twice
+ * the timeout is for another dispatcher to wake (at the lease's end) and take over.
  */
-const leaseMs = (deps: Deps) => 2 * deps.config.webhookTimeoutMs;
-const RENEW_ABOVE = 1.5;
+const leaseMs = (deps: Deps) => Math.floor(1.75 * deps.config.webhookTimeoutMs);
+const RENEW_BELOW = 1.5;
 
 /**
  * Takes the lease of URLs whose queue head is due and reads each one's head as a chain. A URL taken with
@@ -166,7 +167,8 @@ export async function claimChains(
   options: ClaimOptions,
 ): Promise<{ chains: Chain[]; heldElsewhereUntil: number | undefined }> {
   const now = deps.clock.now();
-  const holder = randomUUID();
+  // The process id first: an operator (or a test) can tell which process holds a URL.
+  const holder = `${process.pid}.${randomUUID()}`;
   const heldUntil = now + leaseMs(deps);
   const urls = await takeDueUrls(deps.db.kysely, deps.db.dialect, {
     now,
@@ -224,7 +226,7 @@ export async function deliverChain(
   return retryAt;
 }
 
-/** A chain's lease on its URL: renewed before an attempt when less than RENEW_ABOVE timeouts are left. */
+/** A chain's lease on its URL: renewed before an attempt when less than RENEW_BELOW timeouts are left. */
 class Lease {
   lost = false;
   private heldUntil: number;
@@ -240,7 +242,7 @@ class Lease {
   async ready(): Promise<boolean> {
     if (this.lost) return false;
     const now = this.deps.clock.now();
-    if (this.heldUntil - now > RENEW_ABOVE * this.deps.config.webhookTimeoutMs) return true;
+    if (this.heldUntil - now >= RENEW_BELOW * this.deps.config.webhookTimeoutMs) return true;
     const until = now + leaseMs(this.deps);
     if (await renewUrlLease(this.deps.db.kysely, { url: this.chain.url, holder: this.chain.holder, until })) {
       this.heldUntil = until;

@@ -5,7 +5,11 @@ import { sql, type Transaction } from 'kysely';
 import type { Database } from './schema.ts';
 
 /** Writes the row of the set-up `name` in `trx`; false when another transaction wrote it first. */
-export async function claimSingleton(trx: Transaction<Database>, name: string, now: number): Promise<boolean> {
+export async function claimSingleton(
+  trx: Transaction<Database>,
+  name: string,
+  now: number,
+): Promise<boolean> {
   const { rows } = await sql<{ name: string }>`
     insert into singletons (name, created_at) values (${name}, ${now})
     on conflict (name) do nothing

@@ -12,7 +12,9 @@ import { freePort, ServerProcess } from '../helpers/server-process.ts';
 const PROCESSES = 3;
 
 for (const dialect of DIALECTS) {
-  describe(`${PROCESSES} sandbox processes starting together on an empty ${dialect.name} database`, { skip: dialect.skip }, () => {
+  describe(`${PROCESSES} sandbox processes starting together on an empty ${dialect.name} database`, {
+    skip: dialect.skip,
+  }, () => {
     let database: TestDatabase;
     let outbox: string;
     const servers: ServerProcess[] = [];
