@@ -343,9 +343,15 @@ class AttemptLog {
   private start(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.writing ??= this.write().finally(() => {
-      this.writing = undefined;
-    });
+    // A write that fails (the database gone for a moment) loses those records, not the process: their
+    // deliveries stay pending and are sent again (at least once).
+    this.writing ??= this.write()
+      .catch((error: unknown) =>
+        this.deps.logger.error({ err: error }, 'webhook delivery attempts could not be recorded'),
+      )
+      .finally(() => {
+        this.writing = undefined;
+      });
   }
 
   private async write(): Promise<void> {
@@ -354,7 +360,7 @@ class AttemptLog {
       this.waiting = [];
       const recorded = await this.deps.db.kysely
         .transaction()
-        .execute((trx) => recordDeliveryAttempts(trx, this.holder, batch));
+        .execute((trx) => recordDeliveryAttempts(trx, this.deps.db.dialect, this.holder, batch));
       for (const { delivery } of batch) {
         if (!recorded.has(delivery.id)) {
           this.deps.logger.warn(

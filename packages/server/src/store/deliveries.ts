@@ -314,7 +314,7 @@ export interface AttemptOutcome {
 
 /** An attempt to record: the delivery (as read from its queue) and how the attempt went. */
 export interface AttemptRecord {
-  delivery: Pick<Delivery, 'id' | 'attemptCount'>;
+  delivery: Pick<Delivery, 'id' | 'url' | 'attemptCount'>;
   outcome: AttemptOutcome;
 }
 
@@ -326,16 +326,28 @@ export interface AttemptRecord {
  */
 export async function recordDeliveryAttempts(
   trx: Transaction<Database>,
+  dialect: 'sqlite' | 'postgres',
   holder: string,
   records: readonly AttemptRecord[],
 ): Promise<Set<string>> {
+  const recorded = new Set<string>();
+  // The URL rows of this holder's leases, locked (FOR SHARE) until the attempts are written: a dispatcher
+  // taking a URL over waits for them, and so reads the queue with these attempts in it, never before.
+  const urls = [...new Set(records.map((r) => r.delivery.url))].sort();
+  let held = trx
+    .selectFrom('delivery_urls')
+    .select('url')
+    .where('url', 'in', urls)
+    .where('holder', '=', holder);
+  if (dialect === 'postgres') held = held.forShare();
+  const still = new Set((await held.execute()).map((r) => r.url));
   const groups = new Map<string, AttemptRecord[]>();
   for (const record of records) {
+    if (!still.has(record.delivery.url)) continue;
     const { state, nextAttemptAt } = record.outcome;
     const key = `${state}:${nextAttemptAt}`;
     groups.set(key, [...(groups.get(key) ?? []), record]);
   }
-  const recorded = new Set<string>();
   for (const group of groups.values()) {
     const { state, nextAttemptAt } = (group[0] as AttemptRecord).outcome;
     const at = Math.max(...group.map((r) => r.outcome.at));
@@ -351,14 +363,6 @@ export async function recordDeliveryAttempts(
         'id',
         'in',
         group.map((r) => r.delivery.id),
-      )
-      .where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('delivery_urls')
-            .select('url')
-            .whereRef('delivery_urls.url', '=', 'deliveries.url')
-            .where('delivery_urls.holder', '=', holder),
-        ),
       )
       .returning('id')
       .execute();

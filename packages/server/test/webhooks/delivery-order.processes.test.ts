@@ -23,11 +23,7 @@ const ENV = {
 
 /** The events of each session as committed (events.seq), by session id. */
 async function committedOrder(f: CrashFixture): Promise<Map<string, string[]>> {
-  const rows = await f.db.kysely
-    .selectFrom('events')
-    .select(['id', 'session_id'])
-    .orderBy('seq')
-    .execute();
+  const rows = await f.db.kysely.selectFrom('events').select(['id', 'session_id']).orderBy('seq').execute();
   const order = new Map<string, string[]>();
   for (const row of rows) {
     const ids = order.get(row.session_id as string) ?? [];
@@ -50,7 +46,9 @@ function arrivals(received: readonly Received[], path: string): Map<string, stri
   return bySession;
 }
 
-describe('webhook delivery across two service processes on one PostgreSQL', { skip: postgresCase.skip }, () => {
+describe('webhook delivery across two service processes on one PostgreSQL', {
+  skip: postgresCase.skip,
+}, () => {
   let f: CrashFixture;
   let second: ServerProcess;
   let receiver: Receiver;
@@ -155,7 +153,9 @@ describe('webhook delivery across two service processes on one PostgreSQL', { sk
       'the slow URL resumed',
     );
     const resumedAt = Math.min(
-      ...receiver.received.filter((r) => r.path === slowPath && r.startedAt > killedAt).map((r) => r.startedAt),
+      ...receiver.received
+        .filter((r) => r.path === slowPath && r.startedAt > killedAt)
+        .map((r) => r.startedAt),
     );
     assert.ok(
       resumedAt - killedAt <= 2 * TIMEOUT_MS,
