@@ -83,14 +83,20 @@ const FAN_OUT_LOCK = 0x67632d66616e;
 /**
  * Up to `limit` events not fanned out yet, in commit order (events.seq). On PostgreSQL the caller's
  * transaction first takes the fan-out lock, held until it ends: fan-outs run one at a time, so deliveries
- * are numbered in the order their events were (docs/decisions.md#webhook-delivery).
+ * are numbered in the order their events were (docs/decisions.md#webhook-delivery). When another process
+ * holds it, answers none at once rather than wait: that process hears of every commit too (NOTIFY) and
+ * fans out again after its current batch.
  */
 export async function takeUndispatchedEvents(
   trx: Transaction<Database>,
   dialect: 'sqlite' | 'postgres',
   limit: number,
 ): Promise<UndispatchedEvent[]> {
-  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${FAN_OUT_LOCK})`.execute(trx);
+  if (dialect === 'postgres') {
+    const { rows } = await sql<{ locked: boolean }>`
+      select pg_try_advisory_xact_lock(${FAN_OUT_LOCK}) as locked`.execute(trx);
+    if (!rows[0]?.locked) return [];
+  }
   const events = await trx
     .selectFrom('events')
     .select(['id', 'merchant_id', 'session_id', 'type'])
