@@ -13,6 +13,7 @@ export type {
   DeletedWebhookEndpoint,
   Delivery,
   DeliveryAttempt,
+  Dispute,
   EventData,
   EventType,
   EventWithDeliveries,

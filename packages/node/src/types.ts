@@ -16,8 +16,11 @@ export type SplitMode = 'equal' | 'itemized' | 'custom' | 'percentage' | 'host-p
 /** pending while the group pays; funded, cancelled and expired are final. */
 export type SessionStatus = 'pending' | 'funded' | 'cancelled' | 'expired';
 
-/** A member's share: authorized is a hold under capture `on_funded`, released a hold let go. */
-export type MemberStatus = 'pending' | 'authorized' | 'paid' | 'refunded' | 'released';
+/**
+ * A member's share: authenticating while their bank asks them to confirm (3-D Secure), authorized a hold
+ * under capture `on_funded`, released a hold let go.
+ */
+export type MemberStatus = 'pending' | 'authenticating' | 'authorized' | 'paid' | 'refunded' | 'released';
 
 /** A refund is retried until it succeeds; `failed` only says the last try failed. */
 export type RefundStatus = 'pending' | 'succeeded' | 'failed';
@@ -30,7 +33,10 @@ export type EventType =
   | 'group.funded'
   | 'group.expired'
   | 'group.cancelled'
-  | 'group.share_refunded';
+  | 'group.share_refunded'
+  | 'group.share_refund_failed'
+  | 'group.share_disputed'
+  | 'group.share_dispute_closed';
 
 /** The limits of the group; every field is optional (docs/api.md#group-config). */
 export interface GroupConfig {
@@ -112,6 +118,20 @@ export interface Refund {
   /** All the member was charged: share plus consumer fee. */
   amount_cents: number;
   status: RefundStatus;
+  /** Why a failed refund failed, as the processor said it (`expired_or_canceled_card`, …); else null. */
+  failure_reason: string | null;
+}
+
+/** A chargeback a payer opened with their bank on their share's payment (docs/api.md#disputes). */
+export interface Dispute {
+  /** The processor's dispute id. */
+  id: string;
+  member_id: string;
+  /** What the bank holds back while it decides. */
+  amount_cents: number;
+  /** The bank's reason, as the processor says it (`fraudulent`, …). */
+  reason: string;
+  status: 'needs_response' | 'won' | 'lost';
 }
 
 /** A session with its group (GET /sessions/{sessionId}). Amounts in the currency's smallest unit. */
@@ -131,6 +151,8 @@ export interface Session extends WithRequestId {
   transfer: string | null;
   /** A cancelled or expired session's refunds, one per paid share; [] otherwise. */
   refunds: Refund[];
+  /** Chargebacks on its members' payments, oldest first. */
+  disputes: Dispute[];
   /** Only when one was sent at creation. */
   customer?: Customer;
 }
@@ -197,6 +219,10 @@ export interface EventData {
   /** Share events: the member concerned. */
   member?: Member;
   transfer?: string;
+  /** `group.share_refund_failed`: the refund that failed. */
+  refund?: Refund;
+  /** `group.share_disputed`, `group.share_dispute_closed`: the dispute. */
+  dispute?: Dispute;
 }
 
 /** A webhook event, as delivered (verifyWebhook answers it) and as the events API shows it. */

@@ -76,12 +76,20 @@ export async function benchWebhooksPostgres(
     const reset = () => fetch(`${base}/stats`, { method: 'DELETE' });
     const { merchant } = await createMerchant(
       deps.db,
-      { name: 'Bench', environment: 'test', headlessApiEnabled: true, payoutCurrency: null, allowedOrigins: [] },
+      {
+        name: 'Bench',
+        environment: 'test',
+        headlessApiEnabled: true,
+        payoutCurrency: null,
+        allowedOrigins: [],
+      },
       Date.now(),
     );
     const endpoints = [];
     for (let i = 0; i < URLS; i++) {
-      endpoints.push(await createWebhookEndpoint(deps, merchant.id, { url: `${base}/hooks/${i}`, events: ['*'] }));
+      endpoints.push(
+        await createWebhookEndpoint(deps, merchant.id, { url: `${base}/hooks/${i}`, events: ['*'] }),
+      );
     }
     const events = Math.ceil(deliveries / URLS);
     const total = events * URLS;
@@ -107,7 +115,7 @@ export async function benchWebhooksPostgres(
       await trx.updateTable('events').set({ dispatched_at: now }).execute();
     });
     const sender = createSender({ timeoutMs: config.webhookTimeoutMs, publicOnly: false });
-    let started = performance.now();
+    const started = performance.now();
     await Promise.all(
       endpoints.map(async (endpoint) => {
         for (const c of copies) {
@@ -202,7 +210,9 @@ export async function benchWebhooksPostgres(
         await sleep(10);
       }
       while ((await count()) < samples * URLS) await sleep(20);
-      const { arrivals } = (await (await fetch(`${base}/stats`)).json()) as { arrivals: Record<string, number> };
+      const { arrivals } = (await (await fetch(`${base}/stats`)).json()) as {
+        arrivals: Record<string, number>;
+      };
       return [...committed].map(([id, at]) => (arrivals[id] ?? Number.NaN) - at).sort((a, b) => a - b);
     };
     await startService();

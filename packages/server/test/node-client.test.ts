@@ -33,6 +33,7 @@ const OPERATIONS: Record<string, string> = {
 /** Operations of the document the client leaves out on purpose. */
 const NOT_IN_CLIENT: Record<string, string> = {
   'post /test_helpers/sessions/{sessionId}/expire': 'a sandbox helper for the service’s own tests',
+  'post /test_helpers/disputes/{disputeId}/close': 'a sandbox helper for the service’s own tests',
 };
 
 // ---- the client's types, as the TypeScript compiler sees them

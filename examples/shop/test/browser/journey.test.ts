@@ -3,7 +3,7 @@
 // group", sets up a three-way equal split in the checkout modal and pays their share there; two friends
 // open their links in their own browsers and pay (one after a declined card); the shop's page hears
 // onGroupFunded with the session and the order, sends the organizer to its success page, and the shop's
-// webhook receiver marks the order paid.
+// webhook receiver marks the order paid. And a card whose bank asks for 3-D Secure, completed in the modal.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -183,5 +183,22 @@ describe('the journey: shop → button → modal → three payers → funded →
       'onGroupExpired from polling',
     );
     assert.equal(said.filter((s) => s.includes('expired')).length, 1, 'reported once');
+  });
+
+  test('3-D Secure inside the modal: the organizer’s bank asks, the step is done in the modal, the share is paid', async () => {
+    const { page, said } = await shopperPage();
+    const { modal } = await groupOfTwo(page);
+    await modal.locator('#card-number').fill(CARDS.authenticates);
+    await modal.locator('#card-exp').fill('12/34');
+    await modal.locator('#card-cvc').fill('123');
+    await modal.locator('#pay-button').click();
+    await modal.getByRole('heading', { name: 'Confirm my payment' }).waitFor();
+    const sessionId = sessionIdIn(said);
+    assert.equal((await sessionOf(t, sessionId)).group.members[0].status, 'authenticating');
+    await modal.getByRole('button', { name: 'Complete authentication' }).click();
+    await modal.locator('#my-share').waitFor({ state: 'detached' });
+    const session = await sessionOf(t, sessionId);
+    assert.equal(session.group.members[0].status, 'paid');
+    assert.equal(session.charges.length, 1);
   });
 });

@@ -149,7 +149,7 @@ export interface DeliveriesTable {
 }
 
 /** A receiver URL's queue: who delivers to it now, and when its oldest pending delivery falls due. */
-export interface DeliveryUrlsTable {
+interface DeliveryUrlsTable {
   url: string;
   /** null while nothing waits; may be stale while the URL is held (its holder writes it on release). */
   due_at: number | null;
@@ -267,6 +267,22 @@ export interface LedgerLinesTable {
   created_at: number;
 }
 
+interface ReminderRoundsTable {
+  session_id: string;
+  round: number;
+  merchant_id: string;
+  sent_at: number;
+}
+
+interface ReminderMailsTable {
+  id: string;
+  merchant_id: string;
+  session_id: string;
+  /** The recipient's address, trimmed and lowercased: what the limits are keyed by. */
+  address: string;
+  sent_at: number;
+}
+
 export interface Database {
   merchants: MerchantsTable;
   api_keys: ApiKeysTable;
@@ -284,6 +300,8 @@ export interface Database {
   processor_events: ProcessorEventsTable;
   disputes: DisputesTable;
   ledger_lines: LedgerLinesTable;
+  reminder_rounds: ReminderRoundsTable;
+  reminder_mails: ReminderMailsTable;
 }
 
 /** What a named query runs on: the database, or a transaction a flow holds open. */

@@ -10,6 +10,7 @@ import { DIALECTS } from '../helpers/databases.ts';
 const NOT_OPERATIONS = new Set([
   'OPTIONS /v1/*', // the CORS preflight answer for every path
   'GET /v1/openapi.json', // the document itself
+  'POST /v1/stripe/webhook', // Stripe's, not the merchant's: docs/operations.md#stripe-set-up
 ]);
 
 /** `/v1/sessions/:sessionId` → `/sessions/{sessionId}`: OpenAPI paths are relative to the server URL. */

@@ -39,6 +39,7 @@ for (const dialect of DIALECTS) {
           charges: [],
           transfer: null,
           refunds: [],
+          disputes: [],
           customer: { name: 'Ada', email: 'ada@example.com' },
         },
       );

@@ -436,7 +436,18 @@ for (const dialect of DIALECTS) {
       'POST /api/v1/shares/:shareId/pay': {
         card: { number: '4242424242424242', exp_month: 12, exp_year: 2099, cvc: '123' },
       },
+      'POST /api/v1/sandbox/authenticate': { client_secret: 'sbx_secret_x', outcome: 'succeed' },
+      'POST /v1/test_helpers/disputes/:disputeId/close': { status: 'won' },
     };
+    /**
+     * Bodies whose acceptance needs a payment waiting on its bank or an open dispute, which the fixture does
+     * not make: their own suites send them (test/payments/pay.3ds.test.ts,
+     * test/payments/disputes.refund-failures.test.ts).
+     */
+    const ACCEPTED_ELSEWHERE = new Set([
+      'POST /api/v1/sandbox/authenticate',
+      'POST /v1/test_helpers/disputes/:disputeId/close',
+    ]);
 
     /** A query each route with a querystring schema accepts. */
     const validQuery = (url: string, f: Fixture): Record<string, string> =>
@@ -483,6 +494,7 @@ for (const dialect of DIALECTS) {
     test('a valid body is accepted, so that breaking one rule of it tests that rule', async () => {
       for (const [name, body] of Object.entries(VALID_BODIES)) {
         if (name === 'POST /api/v1/session/join') continue; // the fixture group is equal: it is, below
+        if (ACCEPTED_ELSEWHERE.has(name)) continue;
         const [method = '', url = ''] = name.split(' ');
         const res = await send({ method, url }, await fixture(), { body });
         // The group body's amounts are the schema's to accept; the split rules may then refuse them.

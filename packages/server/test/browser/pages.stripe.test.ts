@@ -1,8 +1,9 @@
 /// <reference lib="dom" />
 // A member's page with Stripe as the processor, in Chromium: the card form is Stripe's Payment Element,
-// Stripe.js makes a PaymentMethod and the page pays with its id. Stripe.js and Stripe's API are the border
+// Stripe.js makes a PaymentMethod and the page pays with its id; a card that asks for 3-D Secure is handed
+// to Stripe.js's handleNextAction, and the page then asks the service what became of the payment. Stripe.js and Stripe's API are the border
 // we cannot reach: the browser is answered a small stand-in for https://js.stripe.com/v3/ (its element is
-// one field holding the PaymentMethod id it will make), and the server talks to the local fake of Stripe's
+// one field holding the PaymentMethod id it will make; its bank's step waits for the test), and the server talks to the local fake of Stripe's
 // API (test/helpers/fake-stripe.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -32,6 +33,11 @@ window.Stripe = function (key) {
     },
     createPaymentMethod: function () {
       return Promise.resolve({ paymentMethod: { id: document.getElementById('fake-pm').value } });
+    },
+    // The bank's page: resolves when the test says the payer is done with it (finishNextAction).
+    handleNextAction: function (options) {
+      window.nextActions = (window.nextActions || []).concat([options.clientSecret]);
+      return new Promise(function (resolve) { window.finishNextAction = function () { resolve({}); }; });
     },
   };
 };`;
@@ -121,5 +127,50 @@ describe('paying with Stripe’s Payment Element (Chromium, Stripe faked at the 
     const session = await sessionOf(t, created.session_id);
     assert.equal(session.group.members[0].status, 'paid');
     assert.equal(session.group.paid_amount, 5000);
+  });
+
+  test('a card that asks for 3-D Secure goes to Stripe.js’s bank step; closed unfinished, it resumes from the page; then paid', async () => {
+    const group = await equalGroup(t, ['Ann', 'Bob']);
+    const context = await browser.newContext({ locale: 'en-US' });
+    await context.route('https://js.stripe.com/**', (route) =>
+      route.fulfill({ status: 200, contentType: 'text/javascript', body: STRIPE_JS }),
+    );
+    const page = await context.newPage();
+    page.on('pageerror', (e) => assert.fail(e.message));
+    await page.goto(`${t.baseUrl}/s/${group.shares[1].shareId}`);
+    const nextActions = () =>
+      page.evaluate(() => (window as unknown as { nextActions?: string[] }).nextActions ?? []);
+    const finish = () =>
+      page.evaluate(() => (window as unknown as { finishNextAction(): void }).finishNextAction());
+
+    await page.fill('#fake-pm', 'pm_card_authenticationRequired');
+    await page.click('#pay-button');
+    await page.waitForFunction(
+      () => (window as unknown as { nextActions?: string[] }).nextActions?.length === 1,
+    );
+    const [secret] = await nextActions();
+    const paymentIntent = String(secret).split('_secret_')[0] as string;
+    assert.match(paymentIntent, /^pi_/);
+    assert.equal((await sessionOf(t, group.created.session_id)).group.members[1].status, 'authenticating');
+
+    // The payer closes the bank's window without finishing: the page offers the step again.
+    await finish();
+    await page.getByRole('button', { name: 'Confirm with my bank' }).click();
+    await page.waitForFunction(
+      () => (window as unknown as { nextActions?: string[] }).nextActions?.length === 2,
+    );
+    assert.deepEqual(await nextActions(), [secret, secret], 'the same payment, not a new one');
+
+    fake.authenticate(paymentIntent, 'succeed');
+    await finish();
+    await page.waitForSelector('#paid');
+    assert.equal((await sessionOf(t, group.created.session_id)).group.members[1].status, 'paid');
+    const created = fake.requests.filter(
+      (r) =>
+        r.path === '/v1/payment_intents' &&
+        r.method === 'POST' &&
+        r.params.payment_method === 'pm_card_authenticationRequired',
+    );
+    assert.equal(created.length, 1, 'one PaymentIntent for the share');
   });
 });

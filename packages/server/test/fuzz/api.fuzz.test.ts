@@ -687,6 +687,8 @@ const OPERATIONS = [
   'POST /v1/sessions/:sessionId/cancel',
   'POST /v1/sessions/:sessionId/remind',
   'POST /v1/test_helpers/sessions/:sessionId/expire',
+  'POST /v1/test_helpers/disputes/:disputeId/close',
+  'POST /v1/stripe/webhook',
   'GET /v1/openapi.json',
   'OPTIONS /v1/*',
   'GET /api/v1/session',
@@ -697,8 +699,21 @@ const OPERATIONS = [
   'POST /api/v1/session/remind',
   'GET /api/v1/shares/:shareId',
   'POST /api/v1/shares/:shareId/pay',
+  'POST /api/v1/shares/:shareId/refresh',
+  'POST /api/v1/sandbox/authenticate',
   'OPTIONS /api/v1/*',
 ];
+
+/**
+ * Operations no fuzzed request can get through here, for want of what the fuzzer does not make: their
+ * successes are tested by their own suites. Stripe's webhook needs Stripe as the processor and Stripe's
+ * signature (test/payments/stripe.webhooks.test.ts); closing a dispute needs an open one
+ * (test/payments/disputes.refund-failures.test.ts). They are still fuzzed for 5xx and the error shape.
+ */
+const NEEDS_MORE_THAN_THE_FUZZER_MAKES = new Set([
+  'POST /v1/stripe/webhook',
+  'POST /v1/test_helpers/disputes/:disputeId/close',
+]);
 
 for (const dialect of DIALECTS) {
   describe(`fuzz on ${dialect.name} (seed ${SEED}, ${RUNS} requests per operation)`, {
@@ -798,7 +813,7 @@ for (const dialect of DIALECTS) {
           [],
           `answers that break the contract; replay: ${REPLAY} (FUZZ_ONLY='${name}')`,
         );
-        if (RUNS >= 50 && op !== UNKNOWN_ROUTES) {
+        if (RUNS >= 50 && op !== UNKNOWN_ROUTES && !NEEDS_MORE_THAN_THE_FUZZER_MAKES.has(name)) {
           assert.ok(
             [...statuses.keys()].some((l) => l.startsWith('2')),
             `no request got through: ${summary}`,

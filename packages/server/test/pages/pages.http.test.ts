@@ -1,7 +1,10 @@
 // The hosted pages over HTTP, as a browser receives them before any script runs: rendered content, the
 // security headers (frame-ancestors per embed mode), refusals as pages, the assets' caching and compression,
-// and the critical path's weight. The browser suites (test/browser) drive the same pages in Chromium.
+// the critical path's weight, and Apple Pay's domain association file. The browser suites (test/browser) drive the same pages in Chromium.
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import type { TestApp } from '../helpers/app.ts';
@@ -241,5 +244,38 @@ describe('hosted pages past the read limit', () => {
     assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
     assert.ok(Number(res.headers.get('retry-after')) > 0);
     assert.match(await res.text(), /Too many requests[\s\S]*Wait a minute/);
+  });
+});
+
+describe('the Apple Pay domain association file', () => {
+  let t: TestApp;
+  let bare: TestApp;
+  // The file Stripe's dashboard gives is opaque bytes: served exactly as they are.
+  const bytes = Buffer.from('7B2270737049…{"apple":"association"}\n\u0000\u00ff', 'utf8');
+  before(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'apple-pay-'));
+    const file = join(dir, 'apple-developer-merchantid-domain-association');
+    writeFileSync(file, bytes);
+    [t, bare] = await Promise.all([
+      startPagesApp({ env: { APPLE_PAY_DOMAIN_ASSOCIATION: file } }),
+      startPagesApp(),
+    ]);
+  });
+  after(async () => {
+    await t.close();
+    await bare.close();
+  });
+
+  const path = '/.well-known/apple-developer-merchantid-domain-association';
+
+  test('served at {pay_url}/.well-known/… byte for byte when APPLE_PAY_DOMAIN_ASSOCIATION names it', async () => {
+    const res = await fetch(`${t.baseUrl}${path}`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(Buffer.from(await res.arrayBuffer()), bytes);
+  });
+
+  test('not served without it', async () => {
+    const res = await fetch(`${bare.baseUrl}${path}`);
+    assert.equal(res.status, 404);
   });
 });

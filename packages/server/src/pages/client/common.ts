@@ -3,6 +3,7 @@
 // as things change without losing what the person is typing, and the card form.
 import { pickLocale, timeLeft } from '../format.ts';
 import type { Html } from '../html.ts';
+import { failureWords } from '../views/parts.ts';
 import type { PageContext, PageShare } from '../views/types.ts';
 
 export function pageData<T>(): T {
@@ -78,7 +79,8 @@ export type ParentEvent =
 export function notifyParent(
   ctx: PageContext,
   type: ParentEvent,
-  sessionId: string,
+  /** null from a member's page, which never learns the session id (docs/api.md#share-privacy). */
+  sessionId: string | null,
   orderRef: string | null,
   error?: { code: string; message: string },
 ) {
@@ -103,7 +105,7 @@ export function reportFinal(
   ctx: PageContext,
   before: string,
   status: string,
-  sessionId: string,
+  sessionId: string | null,
   orderRef: string | null,
 ): boolean {
   const event = FINAL_EVENT[status];
@@ -113,7 +115,7 @@ export function reportFinal(
 }
 
 /** In a modal, Escape asks the embedding page to close it. */
-function closeOnEscape(ctx: PageContext, sessionId: string, orderRef: string | null) {
+function closeOnEscape(ctx: PageContext, sessionId: string | null, orderRef: string | null) {
   if (!ctx.embed) return;
   document.addEventListener('keydown', (event) => {
     if (event.key === 'Escape') notifyParent(ctx, 'close', sessionId, orderRef);
@@ -246,6 +248,7 @@ interface StripeLike {
   createPaymentMethod(
     options: object,
   ): Promise<{ paymentMethod?: { id: string }; error?: { message?: string } }>;
+  handleNextAction(options: { clientSecret: string }): Promise<{ error?: { message?: string } }>;
 }
 
 let stripeReady: Promise<StripeLike> | undefined;
@@ -278,17 +281,31 @@ function readCard(form: HTMLFormElement): { card?: object; error?: string; field
   return { card: { number, exp_month: month, exp_year: year, cvc } };
 }
 
+/** What the page says when a share's payment has an answer: paid, held, waiting on the bank, or not taken. */
+function outcomeWords(share: PageShare): string {
+  if (share.status === 'authorized') return 'Your card is held for your share.';
+  if (share.status === 'paid') return 'Your share is paid.';
+  if (share.status === 'authenticating') return 'Your bank asks you to confirm this payment.';
+  return failureWords(share.failure);
+}
+
 /**
  * The card form of a share (`#pay-form`, wherever the page renders it): checks the fields, pays through the
  * pay-page API for the amount the form showed, and says the outcome in words. A decline leaves the form for
- * another card; `onPaid` gets the paid share; `onStale` reloads the page's data when the amount changed.
- * With Stripe, the Payment Element is mounted into each new #payment-element the page renders.
+ * another card; `onAnswer` gets the share as the service answered it (paid, held, or waiting on the bank's
+ * step); `onStale` reloads the page's data when the amount changed. With Stripe, the Payment Element is
+ * mounted into each new #payment-element the page renders.
+ *
+ * The bank's step (3-D Secure, docs/api.md#3-d-secure): with Stripe, Stripe.js's handleNextAction right
+ * after the pay answer asks for it, or from the page's button when it was closed or the page reloaded; in
+ * the sandbox, the page's Complete / Fail buttons. Then refresh asks the service what became of the
+ * payment, and `onAnswer` gets that.
  */
 export function bindPayForm(
   root: HTMLElement,
   ctx: PageContext,
   share: { currency: string; capture: 'immediate' | 'on_funded' },
-  onPaid: (share: PageShare) => void,
+  onAnswer: (share: PageShare) => void,
   onStale: () => Promise<void>,
 ) {
   let stripe:
@@ -324,6 +341,47 @@ export function bindPayForm(
       input?.focus();
     }
   };
+  const authenticate = async (shareId: string, step: string, knownSecret?: string) => {
+    const buttons = root.querySelectorAll<HTMLButtonElement>('button[data-authenticate]');
+    for (const button of buttons) button.disabled = true;
+    const showAuthError = (text: string) => {
+      const box = root.querySelector('#auth-error');
+      if (box) box.textContent = text;
+      for (const button of buttons) button.disabled = false;
+    };
+    let secret = knownSecret;
+    if (!secret) {
+      const now = await api<PageShare>(ctx, 'GET', `/shares/${encodeURIComponent(shareId)}`);
+      secret = now.body.next_action?.client_secret;
+    }
+    if (secret && ctx.processor === 'stripe') {
+      if (!ctx.stripePublishableKey) return showAuthError('Card payments are not available right now.');
+      // Stripe.js shows the bank's page and resolves when the payer is done with it, whatever they did:
+      // what became of the payment is the service's answer below.
+      const instance = await loadStripe(ctx.stripePublishableKey).catch(() => undefined);
+      if (!instance) return showAuthError('Stripe.js did not load. Check your connection and try again.');
+      await instance.handleNextAction({ clientSecret: secret });
+    } else if (secret) {
+      const done = await api(ctx, 'POST', '/sandbox/authenticate', { client_secret: secret, outcome: step });
+      // A step nobody waits on any more (finished elsewhere, or abandoned) still ends in the refresh below.
+      if (done.status !== 200 && done.body.code !== 'authentication_not_found') {
+        return showAuthError(done.body.error ?? 'The authentication step did not go through.');
+      }
+    }
+    const answer = await api<PageShare>(ctx, 'POST', `/shares/${encodeURIComponent(shareId)}/refresh`);
+    if (answer.status !== 200) return showAuthError(answer.body.error ?? 'We could not check the payment.');
+    announce(outcomeWords(answer.body));
+    onAnswer(answer.body);
+    // Still waiting on the bank (its page was closed): the step's buttons, unchanged, work again.
+    for (const button of root.querySelectorAll<HTMLButtonElement>('button[data-authenticate]')) {
+      button.disabled = false;
+    }
+  };
+  root.addEventListener('click', (event) => {
+    const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-authenticate]');
+    if (!button || button.disabled) return;
+    void authenticate(button.dataset.share as string, button.dataset.authenticate as string);
+  });
   const mount = () => void mountStripe().catch((e: Error) => showError(e.message));
   document.addEventListener('gc:patched', mount);
   mount();
@@ -363,10 +421,10 @@ export function bindPayForm(
       button.textContent = label;
     }
     if (answer.status === 200) {
-      announce(
-        answer.body.status === 'authorized' ? 'Your card is held for your share.' : 'Your share is paid.',
-      );
-      onPaid(answer.body);
+      announce(outcomeWords(answer.body));
+      onAnswer(answer.body);
+      const secret = answer.body.next_action?.client_secret;
+      if (ctx.processor === 'stripe' && secret) await authenticate(answer.body.share_id, 'stripe', secret);
       return;
     }
     // #pay-error is an alert: what it says is read out once, without announce().
@@ -396,7 +454,7 @@ export function bindPayForm(
  */
 export function startPage(
   ctx: PageContext,
-  session: { id: string; orderRef: string | null; open: boolean },
+  session: { id: string | null; orderRef: string | null; open: boolean },
   render: () => void,
   refresh: () => Promise<boolean>,
 ) {

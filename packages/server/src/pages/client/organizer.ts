@@ -2,6 +2,7 @@
 // the share links and the group's progress live, pays the organizer's own share, covers the rest, sends
 // reminders and cancels. In a modal it tells the embedding page what happened (docs/api.md#hosted-pages-and-embedding).
 import { organizerView } from '../views/pages.ts';
+import { failureWords } from '../views/parts.ts';
 import {
   checkDraft,
   type Draft,
@@ -264,9 +265,21 @@ bindPayForm(
   app,
   ctx,
   { currency: page.currency, capture: page.capture },
-  async () => {
+  async (share) => {
     const reread = await api<PageSession>(ctx, 'GET', `/session${access}`);
-    if (reread.status === 200) afterChange(reread.body, 'Your share is paid. Thank you!');
+    if (reread.status !== 200) return;
+    afterChange(
+      reread.body,
+      share.status === 'paid'
+        ? 'Your share is paid. Thank you!'
+        : share.status === 'authorized'
+          ? 'Your card is held for your share.'
+          : share.status === 'authenticating'
+            ? 'Your bank asks you to confirm this payment.'
+            : failureWords(share.failure),
+    );
+    if (share.status === 'authenticating' || share.status === 'pending')
+      document.getElementById('mine-h')?.focus();
   },
   async () => {
     const reread = await api<PageSession>(ctx, 'GET', `/session${access}`);

@@ -4,6 +4,7 @@
 import { type Html, html } from '../html.ts';
 import {
   cartView,
+  failureWords,
   finishedView,
   headerView,
   type Money,
@@ -24,7 +25,9 @@ const moneyOf = (p: { currency: string }, ctx: Pick<PageContext, 'locale'>): Mon
  * paying (docs/api.md#split-modes).
  */
 const organizerShareToPay = (page: PageSession) =>
-  page.group.members.find((m) => m.is_organizer && m.status === 'pending' && m.amount_cents > 0);
+  page.group.members.find(
+    (m) => m.is_organizer && (m.status === 'pending' || m.status === 'authenticating') && m.amount_cents > 0,
+  );
 
 /** The group's progress on a session page, listing `members`. */
 const sessionProgress = (
@@ -71,7 +74,7 @@ function cardFormView(
       <div class="field"><label for="card-cvc">Security code (CVC)</label>
         <input id="card-cvc" inputmode="numeric" autocomplete="cc-csc" maxlength="4" placeholder="123" required></div>
     </div>
-    <p class="muted small">Sandbox: no real card is charged. 4242 4242 4242 4242 pays; 4000 0000 0000 0002 is declined.</p>`;
+    <p class="muted small">Sandbox: no real card is charged. 4242 4242 4242 4242 pays; 4000 0000 0000 0002 is declined; 4000 0025 0000 3155 asks for 3-D Secure.</p>`;
   // The fields have no name and the button waits for the script: a form sent before the script runs would
   // put what was typed in the URL (docs/decisions.md#hosted-pages-and-sdk).
   return html`<form class="pay-form" id="pay-form" data-share="${shareId}" data-due="${amountDue}" novalidate>
@@ -79,6 +82,33 @@ function cardFormView(
     <div id="pay-error" class="error" role="alert"></div>
     <button type="submit" class="primary wide" id="pay-button" disabled data-needs-script>Pay ${money(amountDue, m)}</button>
   </form>`;
+}
+
+/**
+ * The bank's step (3-D Secure) of a share whose payment waits on it (docs/api.md#3-d-secure). With Stripe,
+ * Stripe.js shows the bank's own page; the button brings it back if it was closed. The sandbox has no bank:
+ * its step is ours, a Complete and a Fail button. Either way the page then asks the service what became
+ * of the payment (refresh).
+ */
+function authenticationView(
+  shareId: string,
+  amountDue: number,
+  m: Money,
+  processor: PageContext['processor'],
+): Html {
+  const buttons =
+    processor === 'stripe'
+      ? html`<button type="button" class="primary wide" data-authenticate="stripe" data-share="${shareId}" disabled data-needs-script>Confirm with my bank</button>`
+      : html`<p class="muted small">Sandbox: this step stands in for your bank's check. Nothing is charged.</p>
+    <div class="actions">
+      <button type="button" class="primary" data-authenticate="succeed" data-share="${shareId}" disabled data-needs-script>Complete authentication</button>
+      <button type="button" class="secondary" data-authenticate="fail" data-share="${shareId}" disabled data-needs-script>Fail authentication</button>
+    </div>`;
+  return html`<div class="authenticate" id="authenticate">
+    <p>Your bank asks you to confirm this payment of ${money(amountDue, m)}. Nothing is taken until you do.</p>
+    ${buttons}
+    <div id="auth-error" class="error" role="alert"></div>
+  </div>`;
 }
 
 /** What the payer is charged: the share, the fee, the sum. Shown before they pay. */
@@ -127,12 +157,17 @@ export function organizerView(
   }
 </section>`
       : '';
+  const myDue = me?.amount_due_cents ?? me?.amount_cents ?? 0;
   const myShare =
-    open && page.group.set_up && me && me.status === 'pending' && me.share_id && me.amount_cents > 0
+    open && page.group.set_up && me?.share_id
       ? html`<section class="card" aria-labelledby="mine-h" id="my-share">
-  <h2 id="mine-h">Pay my share</h2>
-  ${dueView(me.amount_cents, (me.amount_due_cents ?? me.amount_cents) - me.amount_cents, me.amount_due_cents ?? me.amount_cents, m)}
-  ${cardFormView(me.share_id, me.amount_due_cents ?? me.amount_cents, m, ctx.processor)}
+  <h2 id="mine-h" tabindex="-1">${me.status === 'authenticating' ? 'Confirm my payment' : 'Pay my share'}</h2>
+  ${dueView(me.amount_cents, myDue - me.amount_cents, myDue, m)}
+  ${
+    me.status === 'authenticating'
+      ? authenticationView(me.share_id, myDue, m, ctx.processor)
+      : cardFormView(me.share_id, myDue, m, ctx.processor)
+  }
 </section>`
       : '';
   const rest = pendingOthers.reduce((s, x) => s + x.amount_cents, 0);
@@ -211,7 +246,8 @@ export function groupView(page: PageSession, ctx: PageContext, now: number): Htm
 export function shareView(share: PageShare, ctx: PageContext, now: number): Html {
   const m = moneyOf(share, ctx);
   const open = share.session_status === 'pending';
-  const paid = share.status !== 'pending';
+  const authenticating = share.status === 'authenticating';
+  const paid = share.status !== 'pending' && !authenticating;
   const paidWords =
     share.status === 'authorized'
       ? 'Your card is held for your share. It is charged only when everyone has paid; if the group does not complete, the hold is released.'
@@ -232,10 +268,14 @@ export function shareView(share: PageShare, ctx: PageContext, now: number): Html
   ${
     open && !paid
       ? html`<section class="card" aria-labelledby="pay-h" id="pay">
-  <h2 id="pay-h">Pay your share</h2>
+  <h2 id="pay-h" tabindex="-1">${authenticating ? 'Confirm your payment' : 'Pay your share'}</h2>
   ${dueView(share.amount_cents, share.consumer_fee_cents, share.amount_due_cents, m)}
-  ${share.failure ? html`<p class="error" role="alert">Your last payment did not go through: ${share.failure} Please try another card.</p>` : ''}
-  ${cardFormView(share.share_id, share.amount_due_cents, m, ctx.processor)}
+  ${
+    authenticating
+      ? authenticationView(share.share_id, share.amount_due_cents, m, ctx.processor)
+      : html`${share.failure ? html`<p class="error" role="alert" id="pay-failure">${failureWords(share.failure)}</p>` : ''}
+  ${cardFormView(share.share_id, share.amount_due_cents, m, ctx.processor)}`
+  }
 </section>`
       : ''
   }

@@ -13,11 +13,19 @@ export const money = (amount: number, m: Money): string => formatMoney(amount, m
 
 const MEMBER_STATUS: Record<string, string> = {
   pending: 'Not paid yet',
+  authenticating: 'Confirming with their bank',
   authorized: 'Card held',
   paid: 'Paid',
   refunded: 'Refunded',
   released: 'Hold released',
 };
+
+/**
+ * Why the last payment of a share was not taken, as the payer reads it: the processor's sentence, and what
+ * to do next unless that sentence already says.
+ */
+export const failureWords = (failure: string | null): string =>
+  `Your last payment did not go through. ${failure ?? 'It was not taken.'}${/another card|try again|again when/i.test(failure ?? '') ? '' : ' Please try another card.'}`;
 
 export const memberStatusWords = (status: string): string => MEMBER_STATUS[status] ?? status;
 

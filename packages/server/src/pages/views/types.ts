@@ -67,7 +67,6 @@ export interface PageSession {
 /** GET /api/v1/shares/{shareId} */
 export interface PageShare {
   share_id: string;
-  session_id: string;
   session_status: SessionStatus;
   merchant_name: string;
   order_ref: string | null;
@@ -75,6 +74,8 @@ export interface PageShare {
   expires_at: string;
   member: { id: string; name: string; amount_cents: number; status: string };
   status: string;
+  /** While `authenticating`: what the page hands the processor for the bank's step (3-D Secure). */
+  next_action: { type: 'authenticate'; client_secret: string } | null;
   amount_cents: number;
   consumer_fee_cents: number;
   amount_due_cents: number;
