@@ -192,12 +192,13 @@ export async function benchWebhooksPostgres(
       });
       return ids_;
     };
-    const measure = async () => {
+    /** Commits `n` events and waits until the receiver has all their deliveries; answers deliveries/s. */
+    const deliverAll = async (n: number) => {
       await reset();
       const start = performance.now();
-      await commitEvents(events);
-      while ((await count()) < total) await sleep(10);
-      return total / ((performance.now() - start) / 1000);
+      await commitEvents(n);
+      while ((await count()) < n * URLS) await sleep(10);
+      return (n * URLS) / ((performance.now() - start) / 1000);
     };
 
     // Commit to receipt (first arrival of each event), one event at a time, the processes idle.
@@ -215,18 +216,15 @@ export async function benchWebhooksPostgres(
       };
       return [...committed].map(([id, at]) => (arrivals[id] ?? Number.NaN) - at).sort((a, b) => a - b);
     };
+    // Each process warms up first (its first deliveries compile what they run), then is measured.
     await startService();
-    // Warm-up: the process's first deliveries compile what they run.
-    await commitEvents(20);
-    while ((await count()) < 20 * URLS) await sleep(10);
-    const oneProcessPerSecond = await measure();
+    await deliverAll(20);
+    const oneProcessPerSecond = await deliverAll(events);
     const oneLatencies = await latency(100);
     await startService();
-    await commitEvents(20);
-    await sleep(500);
-    const twoProcessesPerSecond = await measure();
+    await deliverAll(20);
+    const twoProcessesPerSecond = await deliverAll(events);
     const latencies = await latency(200);
-
     return {
       deliveries: total,
       urls: URLS,

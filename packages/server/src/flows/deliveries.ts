@@ -159,13 +159,9 @@ const RENEW_BELOW = 1.5;
 
 /**
  * Takes the lease of URLs whose queue head is due and reads each one's head as a chain. A URL taken with
- * nothing due after all (its head was delivered or failed meanwhile) is given back at once. Answers the
- * chains, and when a lease held by another dispatcher on a due URL runs out (wake then to take it over).
+ * nothing due after all (its head was delivered or failed meanwhile) is given back at once.
  */
-export async function claimChains(
-  deps: Deps,
-  options: ClaimOptions,
-): Promise<{ chains: Chain[]; heldElsewhereUntil: number | undefined }> {
+export async function claimChains(deps: Deps, options: ClaimOptions): Promise<Chain[]> {
   const now = deps.clock.now();
   // The process id first: an operator (or a test) can tell which process holds a URL.
   const holder = `${process.pid}.${randomUUID()}`;
@@ -184,12 +180,15 @@ export async function claimChains(
     if (deliveries.length === 0) await releaseUrl(deps.db.kysely, deps.db.dialect, url, holder);
     else chains.push({ url, holder, heldUntil, deliveries, length: options.perTarget });
   }
-  const heldElsewhereUntil =
-    urls.length < options.targets
-      ? await findHeldDueUrlExpiry(deps.db.kysely, now, [...options.busy, ...urls])
-      : undefined;
-  return { chains, heldElsewhereUntil };
+  return chains;
 }
+
+/**
+ * When the first lease held by another dispatcher on a URL with due deliveries runs out, if any (`busy`:
+ * the URLs this process delivers to): wake then to take the URL over from a process that may have died.
+ */
+export const heldElsewhereUntil = (deps: Deps, busy: readonly string[]) =>
+  findHeldDueUrlExpiry(deps.db.kysely, deps.clock.now(), busy);
 
 /**
  * Sends a chain's deliveries in order and records each attempt; while the receiver keeps answering 2xx,
@@ -266,12 +265,15 @@ async function sendInOrder(
   stopping: () => boolean,
   lease: Lease,
 ): Promise<{ done: number; retryAt: number | undefined }> {
-  const payloads = await findEventPayloads(
-    deps.db.kysely,
-    batch.map((d) => d.eventId),
-  );
-  const endpoints = await findWebhookEndpointsById(deps.db.kysely, deps.db.secrets, [
-    ...new Set(batch.flatMap((d) => (d.webhookId ? [d.webhookId] : []))),
+  // Side by side: on PostgreSQL two connections, two round trips at once.
+  const [payloads, endpoints] = await Promise.all([
+    findEventPayloads(
+      deps.db.kysely,
+      batch.map((d) => d.eventId),
+    ),
+    findWebhookEndpointsById(deps.db.kysely, deps.db.secrets, [
+      ...new Set(batch.flatMap((d) => (d.webhookId ? [d.webhookId] : []))),
+    ]),
   ]);
   let retryAt: number | undefined;
   let done = 0;

@@ -5,7 +5,14 @@
 // side by side, up to WEBHOOK_CONCURRENCY of them, each sending its URL's deliveries in order. A receiver
 // that is slow or down holds one chain, never the others' deliveries.
 import type { Deps } from '../deps.ts';
-import { type Chain, claimChains, deliverChain, fanOutEvents, openSender } from '../flows/deliveries.ts';
+import {
+  type Chain,
+  claimChains,
+  deliverChain,
+  fanOutEvents,
+  heldElsewhereUntil,
+  openSender,
+} from '../flows/deliveries.ts';
 import type { Loop } from './loop.ts';
 
 /** Deliveries of one URL read from its queue at a time: enough to amortize the read. */
@@ -65,14 +72,18 @@ export async function startDispatcher(deps: Deps): Promise<Loop> {
         if (await fanOutEvents(deps)) again = true;
         const free = deps.config.webhookConcurrency - running.size;
         if (free <= 0) continue;
-        const { chains, heldElsewhereUntil } = await claimChains(deps, {
+        const chains = await claimChains(deps, {
           targets: free,
           perTarget: CHAIN_LENGTH,
           busy: [...running.keys()],
         });
         for (const chain of chains) run(chain);
-        // A process that died holding a URL: take the URL over the moment its lease runs out.
-        if (heldElsewhereUntil !== undefined) scheduleRetry(heldElsewhereUntil);
+        // A process that died holding a URL: take the URL over the moment its lease runs out. Asked
+        // once the chains are under way, and only while slots are left to take one.
+        if (running.size < deps.config.webhookConcurrency) {
+          const at = await heldElsewhereUntil(deps, [...running.keys()]);
+          if (at !== undefined) scheduleRetry(at);
+        }
         // While a claim finds work and slots are left, claim again.
         if (chains.length > 0 && running.size < deps.config.webhookConcurrency) again = true;
       } while (again && !stopped);

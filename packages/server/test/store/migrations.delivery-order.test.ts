@@ -34,7 +34,13 @@ for (const dialect of DIALECTS) {
         assert.equal((await migrator.migrateTo('2026_11_27_0100_browser_trust')).error, undefined);
         const { merchant } = await createMerchant(
           db,
-          { name: 'Old', environment: 'test', headlessApiEnabled: true, payoutCurrency: null, allowedOrigins: [] },
+          {
+            name: 'Old',
+            environment: 'test',
+            headlessApiEnabled: true,
+            payoutCurrency: null,
+            allowedOrigins: [],
+          },
           Date.now(),
         );
         // Three events made at 3000, 1000 and 2000 (inserted out of that order), each delivered to two URLs.
@@ -84,7 +90,11 @@ for (const dialect of DIALECTS) {
             createdAt: 500,
           }),
         );
-        const last = await db.kysely.selectFrom('events').select('id').orderBy('seq', 'desc').executeTakeFirstOrThrow();
+        const last = await db.kysely
+          .selectFrom('events')
+          .select('id')
+          .orderBy('seq', 'desc')
+          .executeTakeFirstOrThrow();
         assert.equal(last.id, 'evt_new');
       } finally {
         await db.close();
