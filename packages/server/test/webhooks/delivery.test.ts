@@ -1,6 +1,7 @@
 // Webhook delivery (docs/decisions.md#webhook-delivery) against receivers on loopback ports this test
 // controls: signed so that the Standard Webhooks reference verifier and our verifyWebhook both accept it,
-// retried on the configured schedule with the same webhook-id, caught up after an outage, 410 disabling,
+// retried on the configured schedule with the same webhook-id, a session's events in commit order, a URL's
+// queue held by its failing head and caught up in order after an outage, 410 disabling,
 // redelivered on request, signed with both secrets during a rotation, a slow receiver delaying nobody
 // else, and in production no delivery to an address that is not public.
 import assert from 'node:assert/strict';
@@ -11,9 +12,9 @@ import { startDispatcher } from '../../src/jobs/dispatcher.ts';
 import type { Loop } from '../../src/jobs/loop.ts';
 import { RELAXED_LIMITS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
-import { eventually } from '../helpers/payments.ts';
+import { equalGroup, eventually, payOk } from '../helpers/payments.ts';
 import { Receiver } from '../helpers/receiver.ts';
-import { createSession } from '../helpers/sessions.ts';
+import { createSession, SESSION_ENV } from '../helpers/sessions.ts';
 
 /** Fast retries: the schedule is configuration, and real hours have no place in a test. */
 const FAST = {
@@ -237,6 +238,42 @@ for (const dialect of DIALECTS) {
           const states = await app.deps.db.kysely.selectFrom('deliveries').select('state').execute();
           return states.every((d) => d.state === 'delivered');
         });
+      } finally {
+        await worker.stop();
+        await receiver.close();
+        await app.close();
+      }
+    });
+
+    test("a session's events arrive in commit order: group.funded after the last group.share_paid", async () => {
+      // Its own app: the pay flow reads the public URLs.
+      const app = await startTestApp(dialect, { env: { ...FAST, ...SESSION_ENV } });
+      const worker = await startDispatcher(app.deps);
+      const receiver = await Receiver.start();
+      try {
+        await register(app, receiver.url);
+        const groups = [];
+        for (let i = 0; i < 5; i++) groups.push(await equalGroup(app, ['Ada', 'Ben'], { via: 'secret' }));
+        // The last payment of each group commits group.share_paid and group.funded in one transaction.
+        await Promise.all(groups.flatMap((g) => g.shares.map((share) => payOk(app, share.shareId))));
+        await eventually(async () => receiver.received.length >= 5 * 4, 10_000, '20 events');
+        for (const g of groups) {
+          const committed = await app.deps.db.kysely
+            .selectFrom('events')
+            .select('id')
+            .where('session_id', '=', g.created.session_id)
+            .orderBy('seq')
+            .execute();
+          const arrived = receiver.received.filter((r) => r.event.data.session_id === g.created.session_id);
+          assert.deepEqual(
+            arrived.map((r) => r.id),
+            committed.map((e) => e.id),
+          );
+          assert.deepEqual(
+            arrived.map((r) => r.event.type),
+            ['group.created', 'group.share_paid', 'group.share_paid', 'group.funded'],
+          );
+        }
       } finally {
         await worker.stop();
         await receiver.close();
