@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import type { Config } from './config.ts';
 import type { Deps } from './deps.ts';
 import { addDashboardUser, demoOwnerLink } from './flows/dashboard-access.ts';
-import { changeAllowedOrigins, countMerchants, createMerchant } from './flows/merchants.ts';
+import { changeAllowedOrigins, countMerchants, createMerchantOnce } from './flows/merchants.ts';
 import { createWebhookEndpoint, deleteWebhookEndpoint } from './flows/webhooks.ts';
 
 /** Relative to the working directory, as the default database is: `npm start` runs from the repository root. */
@@ -54,8 +54,11 @@ export async function ensureDemoMerchant(deps: Deps): Promise<void> {
   }
   const payOrigin = new URL(config.publicPayUrl).origin;
   const shopUrl = config.demoShopPort === undefined ? undefined : shopUrlOf(config.demoShopPort);
-  const created = await createMerchant(
+  // Several processes starting together on an empty database all get here: the first to write the
+  // demo merchant's mark makes it, and the others, waiting on that row, find it made and stop.
+  const created = await createMerchantOnce(
     deps.db,
+    'demo_merchant',
     {
       name: 'Demo Shop',
       environment: 'test',
@@ -68,6 +71,7 @@ export async function ensureDemoMerchant(deps: Deps): Promise<void> {
     },
     deps.clock.now(),
   );
+  if (!created) return;
   const m = created.merchant;
   await addDashboardUser(
     deps.db,

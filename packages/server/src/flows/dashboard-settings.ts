@@ -17,6 +17,8 @@ export async function renameMerchant(deps: Deps, merchantId: string, name: strin
 export async function setPayoutCurrency(deps: Deps, merchantId: string, currency: string): Promise<void> {
   const code = currency.trim().toLowerCase();
   if (code !== '' && !isCurrencyCode(code))
-    throw invalid('The payout currency must be an ISO 4217 code such as eur, or empty for each session’s own.');
+    throw invalid(
+      'The payout currency must be an ISO 4217 code such as eur, or empty for each session’s own.',
+    );
   await updateMerchantSettings(deps.db.kysely, merchantId, { payoutCurrency: code || null });
 }
