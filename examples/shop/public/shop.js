@@ -115,7 +115,11 @@
             say('The group checkout expired before every share was paid; paid shares are refunded.'),
           onError: (error) =>
             say(
-              `Group checkout failed: ${error?.message || 'unknown error'}${error?.code ? ` (${error.code})` : ''}`,
+              `Group checkout failed: ${error?.message || 'unknown error'}${error?.code ? ` (${error.code})` : ''}${
+                error?.code === 'invalid_api_key'
+                  ? ". The shop's settings were made for another database than the service's: start both with npm start, which picks the right ones."
+                  : ''
+              }`,
             ),
         },
       });
