@@ -75,7 +75,8 @@ export async function ensureDemoMerchant(deps: Deps): Promise<void> {
   const created = await createMerchant(
     deps.db,
     {
-      name: 'Demo Shop',
+      // The shop's own name (examples/shop), which the payer pages show as the merchant's.
+      name: 'Camp Supply',
       environment: 'test',
       headlessApiEnabled: true,
       payoutCurrency: null,

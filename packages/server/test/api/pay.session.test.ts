@@ -159,6 +159,7 @@ for (const dialect of DIALECTS) {
           member: { id: ada.id, name: 'Ada', amount_cents: 3350, status: 'pending' },
           status: 'pending',
           amount_cents: 3350,
+          consumer_fee_rate: 0.01,
           consumer_fee_cents: 34,
           amount_due_cents: 3384,
           capture: 'immediate',
@@ -166,6 +167,7 @@ for (const dialect of DIALECTS) {
           next_action: null,
           payment: null,
           cart: 'x',
+          split: { mode: 'custom', items: null, basis_points: null },
           group: { size: 3, paid_count: 0, total_cents: 10000, paid_amount: 0, pending_amount: 10000 },
         },
       );

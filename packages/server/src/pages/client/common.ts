@@ -1,6 +1,7 @@
 // What every hosted page's script does: read the data the server rendered from, call the pay-page API,
 // tell the embedding window what happened (only the recorded parent origin), patch sections of the page
 // as things change without losing what the person is typing, and the card form.
+import { parseExpiry } from '../card-input.ts';
 import { pickLocale, timeLeft } from '../format.ts';
 import type { Html } from '../html.ts';
 import { failureWords } from '../views/parts.ts';
@@ -262,22 +263,17 @@ function loadStripe(key: string): Promise<StripeLike> {
   return stripeReady;
 }
 
-const EXPIRY = /^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/;
-
 /** Reads the sandbox card fields, naming the first one that is wrong. */
 function readCard(form: HTMLFormElement): { card?: object; error?: string; field?: string } {
   const value = (id: string) => (form.querySelector(`#${id}`) as HTMLInputElement | null)?.value.trim() ?? '';
   const number = value('card-number').replace(/[\s-]/g, '');
   if (!/^\d{12,19}$/.test(number))
     return { error: 'Enter the card number: 12 to 19 digits.', field: 'card-number' };
-  const exp = EXPIRY.exec(value('card-exp'));
-  const month = exp ? Number(exp[1]) : 0;
-  if (!exp || month < 1 || month > 12)
-    return { error: 'Enter the expiry as MM/YY, like 12/30.', field: 'card-exp' };
-  const year = Number(exp[2]?.length === 2 ? `20${exp[2]}` : exp[2]);
+  const expiry = parseExpiry(value('card-exp'));
+  if (!expiry) return { error: 'Enter the expiry as MM/YY, like 12/30.', field: 'card-exp' };
   const cvc = value('card-cvc');
   if (!/^\d{3,4}$/.test(cvc)) return { error: 'Enter the 3 or 4 digit security code.', field: 'card-cvc' };
-  return { card: { number, exp_month: month, exp_year: year, cvc } };
+  return { card: { number, exp_month: expiry.month, exp_year: expiry.year, cvc } };
 }
 
 /** What the page says when a share's payment has an answer: paid, held, waiting on the bank, or not taken. */

@@ -125,14 +125,17 @@ app.addEventListener('change', (event) => {
 });
 
 app.addEventListener('input', (event) => {
-  // host-pays shows the organizer's rest as the others' amounts are typed.
-  if (draft.mode === 'host-pays' && (event.target as HTMLElement).id.endsWith('-amount')) {
-    readForm();
-    const rest = document.querySelector('[data-testid="host-rest"]');
-    const markup = document.createElement('template');
-    markup.innerHTML = organizerView(page, ctx, draft, errors, Date.now(), ui).value;
-    const fresh = markup.content.querySelector('[data-testid="host-rest"]');
-    if (rest && fresh) rest.replaceWith(fresh);
+  // As amounts or percentages are typed: host-pays shows the organizer's rest, custom and percentage the
+  // running total. Only those lines are replaced, so the field being typed in keeps its focus.
+  const id = (event.target as HTMLElement).id;
+  if (!id.endsWith('-amount') && !id.endsWith('-percent')) return;
+  readForm();
+  const markup = document.createElement('template');
+  markup.innerHTML = organizerView(page, ctx, draft, errors, Date.now(), ui).value;
+  for (const selector of ['[data-testid="host-rest"]', '[data-testid="running-total"]']) {
+    const shown = document.querySelector(selector);
+    const fresh = markup.content.querySelector(selector);
+    if (shown && fresh) shown.replaceWith(fresh);
   }
 });
 

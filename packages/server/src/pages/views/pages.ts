@@ -5,15 +5,18 @@ import { type Html, html } from '../html.ts';
 import {
   cartView,
   failureWords,
+  feeNoteView,
   finishedView,
   headerView,
   type Money,
   memberStatusWords,
   money,
   progressView,
+  type ShareBasis,
+  shareBasisView,
 } from './parts.ts';
 import { type Draft, type FieldErrors, setupView } from './setup.ts';
-import type { PageContext, PageSession, PageShare } from './types.ts';
+import type { PageCart, PageContext, PageSession, PageShare } from './types.ts';
 
 const moneyOf = (p: { currency: string }, ctx: Pick<PageContext, 'locale'>): Money => ({
   currency: p.currency,
@@ -111,13 +114,21 @@ function authenticationView(
   </div>`;
 }
 
-/** What the payer is charged: the share, the fee, the sum. Shown before they pay. */
-function dueView(amount: number, fee: number, due: number, m: Money): Html {
+/**
+ * What the payer is charged and why: the share and what it is of the order, the fee and what it is for,
+ * the sum. Shown before they pay.
+ */
+function dueView(
+  d: { amount: number; fee: number; due: number; rate: number; basis: ShareBasis; cart: PageCart },
+  m: Money,
+): Html {
   return html`<dl class="due">
-    <div><dt>Your share</dt><dd>${money(amount, m)}</dd></div>
-    <div><dt>Service fee</dt><dd>${money(fee, m)}</dd></div>
-    <div class="sum"><dt>You pay</dt><dd data-testid="amount-due">${money(due, m)}</dd></div>
-  </dl>`;
+    <div><dt>Your share</dt><dd>${money(d.amount, m)}</dd></div>
+    <div><dt>Service fee</dt><dd>${money(d.fee, m)}</dd></div>
+    <div class="sum"><dt>You pay</dt><dd data-testid="amount-due">${money(d.due, m)}</dd></div>
+  </dl>
+  ${shareBasisView(d.basis, d.cart, m)}
+  ${d.fee > 0 ? feeNoteView(d.rate, m) : ''}`;
 }
 
 /** The organizer's page: progress, set-up, share links, their own share, and what they may do. */
@@ -162,7 +173,23 @@ export function organizerView(
     open && page.group.set_up && me?.share_id
       ? html`<section class="card" aria-labelledby="mine-h" id="my-share">
   <h2 id="mine-h" tabindex="-1">${me.status === 'authenticating' ? 'Confirm my payment' : 'Pay my share'}</h2>
-  ${dueView(me.amount_cents, myDue - me.amount_cents, myDue, m)}
+  ${dueView(
+    {
+      amount: me.amount_cents,
+      fee: myDue - me.amount_cents,
+      due: myDue,
+      rate: page.consumer_fee_rate,
+      basis: {
+        mode: page.group.mode,
+        items: me.items ?? null,
+        basis_points: me.basis_points ?? null,
+        total: page.total_cents,
+        size: page.group.size,
+      },
+      cart: page.cart,
+    },
+    m,
+  )}
   ${
     me.status === 'authenticating'
       ? authenticationView(me.share_id, myDue, m, ctx.processor)
@@ -206,8 +233,8 @@ export function organizerView(
   ${open ? '' : finishedView(page.status, 'organizer')}
   ${sessionProgress(page, now, page.group.set_up ? page.group.members : [], m)}
   ${open ? setupView(page, draft, errors, m) : ''}
-  ${links}
   ${myShare}
+  ${links}
   ${actions}
   ${cartView(page.cart, page.total_cents, m)}
 </main>`;
@@ -269,7 +296,17 @@ export function shareView(share: PageShare, ctx: PageContext, now: number): Html
     open && !paid
       ? html`<section class="card" aria-labelledby="pay-h" id="pay">
   <h2 id="pay-h" tabindex="-1">${authenticating ? 'Confirm your payment' : 'Pay your share'}</h2>
-  ${dueView(share.amount_cents, share.consumer_fee_cents, share.amount_due_cents, m)}
+  ${dueView(
+    {
+      amount: share.amount_cents,
+      fee: share.consumer_fee_cents,
+      due: share.amount_due_cents,
+      rate: share.consumer_fee_rate,
+      basis: { ...share.split, total: group?.total_cents ?? cartTotal(share.cart), size: group?.size },
+      cart: share.cart,
+    },
+    m,
+  )}
   ${
     authenticating
       ? authenticationView(share.share_id, share.amount_due_cents, m, ctx.processor)

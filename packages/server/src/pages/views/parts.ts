@@ -44,14 +44,17 @@ export const MODE_NAMES: Record<string, string> = {
   'host-pays': 'I pay the rest',
 };
 
-/** The cart: items with their thumbnails, then tax, shipping, fees and the total. */
+/**
+ * The cart: items with their thumbnails, then tax, shipping, fees and the total. The whole order, whoever
+ * reads it: a member's own part is said by their share (shareBasisView).
+ */
 export function cartView(cart: PageCart, total: number, m: Money): Html {
   const extra = (label: string, amount: number) =>
     amount > 0
       ? html`<tr><th scope="row" colspan="2">${label}</th><td class="num">${money(amount, m)}</td></tr>`
       : '';
   return html`<section class="card" aria-labelledby="cart-h" id="cart">
-  <h2 id="cart-h">Your cart</h2>
+  <h2 id="cart-h">The whole order</h2>
   <table class="cart">
     <caption class="sr-only">Items in the cart</caption>
     <thead><tr><th scope="col">Item</th><th scope="col" class="num">Qty</th><th scope="col" class="num">Price</th></tr></thead>
@@ -131,4 +134,49 @@ export function finishedView(status: SessionStatus, role: 'organizer' | 'member'
   <p>${status === 'cancelled' ? 'The group was cancelled before every share was paid.' : 'Time ran out before every share was paid.'}
   Anyone who paid gets all of it back, fees included; held cards are released. Nothing more will be charged.</p>
 </section>`;
+}
+
+/** A fraction (0.01, or basis points / 10 000) as a percentage in the page's locale: "1 %", "1%", "12.5%". */
+const percent = (fraction: number, locale: string): string =>
+  new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 2 }).format(fraction);
+
+export interface ShareBasis {
+  mode: string;
+  items: readonly { item_index: number; quantity: number }[] | null;
+  basis_points: number | null;
+  /** The order's total, and how many share it when known. */
+  total: number;
+  size?: number;
+}
+
+/**
+ * What a share is of the order, in one sentence, or the member's own items in an itemized split: why they
+ * pay this amount and not another.
+ */
+export function shareBasisView(b: ShareBasis, cart: PageCart, m: Money): Html {
+  if (b.mode === 'itemized' && b.items && b.items.length > 0) {
+    return html`<div class="basis" id="share-basis"><p>Your items:</p><ul class="basis-items">${b.items.map(
+      (line) => {
+        const item = cart.items[line.item_index];
+        return item
+          ? html`<li><span>${line.quantity} × ${item.name}</span> <span class="num">${money(line.quantity * item.unit_price, m)}</span></li>`
+          : '';
+      },
+    )}</ul><p class="muted small">Tax, shipping and fees are shared in proportion to the items.</p></div>`;
+  }
+  const total = money(b.total, m);
+  const words =
+    b.mode === 'equal'
+      ? b.size && b.size > 1
+        ? `An equal part of the order's ${total}, split between ${b.size} people.`
+        : `An equal part of the order's ${total}.`
+      : b.mode === 'percentage' && b.basis_points !== null
+        ? `${percent(b.basis_points / 10_000, m.locale)} of the order's ${total}.`
+        : `An amount set by the organizer, out of the order's ${total}.`;
+  return html`<p class="basis muted" id="share-basis">${words}</p>`;
+}
+
+/** The service fee in one sentence: what it is for, and that it comes back if the group does not complete. */
+export function feeNoteView(rate: number, m: Money): Html {
+  return html`<p class="muted small" id="fee-note">The service fee (${percent(rate, m.locale)} of your share) pays Group Checkout for collecting the group's payments for the shop; if the group does not complete, it is refunded with your share.</p>`;
 }

@@ -265,6 +265,7 @@ export function setupView(page: PageSession, draft: Draft, errors: FieldErrors, 
   </fieldset>`;
   };
   const itemErrors = page.cart.items.map((_, j) => errors[`item${j}`]).filter(Boolean);
+  const running = runningTotalView(page, draft, m);
   return html`<section class="card" aria-labelledby="setup-h" id="setup">
   <h2 id="setup-h">${page.group.set_up ? 'Change the split' : 'Set up your group'}</h2>
   <form id="setup-form" novalidate>
@@ -276,6 +277,7 @@ export function setupView(page: PageSession, draft: Draft, errors: FieldErrors, 
       )}
     </fieldset>
     ${draft.members.map(person)}
+    ${running}
     ${itemErrors.length ? html`<div class="error" id="items-error">${itemErrors.map((e) => html`<p>${e}</p>`)}</div>` : ''}
     <div id="setup-error" role="alert" class="error" tabindex="-1">${errors[''] ?? ''}</div>
     <div class="actions">
@@ -284,4 +286,34 @@ export function setupView(page: PageSession, draft: Draft, errors: FieldErrors, 
     </div>
   </form>
 </section>`;
+}
+
+/**
+ * Custom amounts and percentages: what the typed values add up to so far, and what is left (or how far
+ * over), kept up to date as the organizer types, before they submit.
+ */
+function runningTotalView(page: PageSession, draft: Draft, m: Money): Html | '' {
+  if (draft.mode === 'custom') {
+    const sum = draft.members.reduce((s, x) => s + (parseAmount(x.amount, page.currency) ?? 0), 0);
+    const left = page.total_cents - sum;
+    return html`<p class="running" id="running-total" data-testid="running-total" aria-live="polite">So far ${money(sum, m)} of ${money(page.total_cents, m)}: ${
+      left === 0
+        ? 'it adds up.'
+        : left > 0
+          ? `${money(left, m)} left to share out.`
+          : `${money(-left, m)} too much.`
+    }</p>`;
+  }
+  if (draft.mode === 'percentage') {
+    const sum = draft.members.reduce((s, x) => s + (parsePercent(x.percent) ?? 0), 0);
+    const left = 10_000 - sum;
+    return html`<p class="running" id="running-total" data-testid="running-total" aria-live="polite">So far ${percentText(sum)}% of 100%: ${
+      left === 0
+        ? 'it adds up.'
+        : left > 0
+          ? `${percentText(left)}% left to share out.`
+          : `${percentText(-left)}% too much.`
+    }</p>`;
+  }
+  return '';
 }

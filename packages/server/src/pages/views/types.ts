@@ -78,6 +78,8 @@ export interface PageShare {
   /** While `authenticating`: what the page hands the processor for the bank's step (3-D Secure). */
   next_action: { type: 'authenticate'; client_secret: string } | null;
   amount_cents: number;
+  /** The service fee as a fraction of the share (0.01 is 1 %). */
+  consumer_fee_rate: number;
   consumer_fee_cents: number;
   amount_due_cents: number;
   capture: 'immediate' | 'on_funded';
@@ -90,6 +92,12 @@ export interface PageShare {
     card_last4: string | null;
   } | null;
   cart: PageCart;
+  /** What this share is of the cart: the member's items, their percentage, or neither. */
+  split: {
+    mode: SplitMode;
+    items: { item_index: number; quantity: number }[] | null;
+    basis_points: number | null;
+  };
   group?: {
     size: number;
     paid_count: number;
