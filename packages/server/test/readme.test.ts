@@ -41,9 +41,11 @@ function codeBlocks(markdown: string): Block[] {
 
 /** The blocks not run here, and where they are: every other block must be run by this file. */
 const RUN_ELSEWHERE: Record<string, string> = {
-  'npm ci && npm start': 'examples/shop/test/start.test.ts runs npm start as written; npm ci is how this suite got here',
+  'npm ci && npm start':
+    'examples/shop/test/start.test.ts runs npm start as written; npm ci is how this suite got here',
   'npm test': 'the whole suite: this file is one of its parts',
-  'export SERVICE_ENV=production': 'production needs real Stripe keys and servers; config.test.ts checks its refusals',
+  'export SERVICE_ENV=production':
+    'production needs real Stripe keys and servers; config.test.ts checks its refusals',
 };
 
 // Without the repository's NODE_OPTIONS (its export condition loads sources): the README's reader has none.
@@ -123,7 +125,14 @@ describe('README.md', () => {
       await new Promise<string>((resolve, reject) => {
         const child = spawn(
           process.execPath,
-          [join(ROOT, 'packages/server/bin/group-checkout.js'), 'merchant', 'create', '--name', 'Tents', '--json'],
+          [
+            join(ROOT, 'packages/server/bin/group-checkout.js'),
+            'merchant',
+            'create',
+            '--name',
+            'Tents',
+            '--json',
+          ],
           { env: { ...process.env, ...env } },
         );
         let out = '';
@@ -148,7 +157,13 @@ describe('README.md', () => {
     const url = `http://127.0.0.1:${serverPort}`;
     try {
       for (let i = 0; i < 100; i++) {
-        if (await fetch(url).then(() => true, () => false)) break;
+        if (
+          await fetch(url).then(
+            () => true,
+            () => false,
+          )
+        )
+          break;
         await sleep(50);
       }
       const cart = {
@@ -185,7 +200,10 @@ describe('README.md', () => {
       assert.equal((await hook(funded.headers)).status, 200);
       for (let i = 0; i < 40 && !said.includes('ORD-7'); i++) await sleep(25);
       assert.match(said, /order ORD-7 is paid: ship it/);
-      const forged = generateTestHeaders({ id: 'evt_2', type: 'group.funded' }, `whsec_${Buffer.alloc(32, 1).toString('base64')}`);
+      const forged = generateTestHeaders(
+        { id: 'evt_2', type: 'group.funded' },
+        `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
+      );
       assert.equal((await hook(forged.headers)).status, 400);
     } finally {
       server.kill('SIGKILL');
