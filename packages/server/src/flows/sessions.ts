@@ -10,6 +10,7 @@ import { refundsOf } from '../domain/settling.ts';
 import { diagnoseCartSignature } from '../domain/signature-check.ts';
 import { ServiceError } from '../errors.ts';
 import { recordEvent } from '../events/outbox.ts';
+import type { LocaleSetting } from '../i18n/locales.ts';
 import { ids, sha256 } from '../ids.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { insertMembers, type Member } from '../store/members.ts';
@@ -48,6 +49,8 @@ export interface CreateSessionInput {
   successUrl: string | undefined;
   cancelUrl: string | undefined;
   webhookUrl: string | undefined;
+  /** The language of its pages and mail; `auto` (the default) follows each reader. */
+  locale: LocaleSetting | undefined;
   /** The Origin header of the create request, if any. */
   origin: string | undefined;
 }
@@ -137,6 +140,7 @@ export async function createSession(
     merchantFeePpm: merchant.merchantFeePpm,
     consumerFeePpm: merchant.consumerFeePpm,
     chargeStep,
+    locale: input.locale ?? 'auto',
     organizerTokenHash: sha256(organizerToken),
     createdAt: now,
     updatedAt: now,

@@ -32,7 +32,9 @@ describe('pages that explain what each person pays (Chromium)', () => {
   async function save(page: Page): Promise<string[]> {
     await page.click('#setup-form button[type="submit"]');
     await page.waitForSelector('#links');
-    return page.locator('#links li input').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
+    return page
+      .locator('#links li input')
+      .evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
   }
 
   const text = async (page: Page, selector: string) =>
@@ -62,7 +64,10 @@ describe('pages that explain what each person pays (Chromium)', () => {
     await equal.page.fill('#m1-name', 'Bob');
     const [bobUrl] = await save(equal.page);
     const bob = await openPage(browser, bobUrl as string);
-    assert.equal(await text(bob, '#share-basis'), "An equal part of the order's $100.00, split between 2 people.");
+    assert.equal(
+      await text(bob, '#share-basis'),
+      "An equal part of the order's $100.00, split between 2 people.",
+    );
 
     const custom = await organizerPage();
     await custom.page.check('input[name="mode"][value="custom"]');
@@ -71,7 +76,10 @@ describe('pages that explain what each person pays (Chromium)', () => {
     await custom.page.fill('#m1-amount', '30');
     const [cyUrl] = await save(custom.page);
     const cy = await openPage(browser, cyUrl as string);
-    assert.equal(await text(cy, '#share-basis'), "An amount set by the organizer, out of the order's $100.00.");
+    assert.equal(
+      await text(cy, '#share-basis'),
+      "An amount set by the organizer, out of the order's $100.00.",
+    );
   });
 
   test('custom amounts and percentages: a running total as they are typed, before submit', async () => {
@@ -86,9 +94,15 @@ describe('pages that explain what each person pays (Chromium)', () => {
       document.getElementById('running-total')?.textContent?.includes('$40.00 left'),
     );
     assert.equal(await text(page, '#running-total'), 'So far $60.00 of $100.00: $40.00 left to share out.');
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'm0-amount', 'typing keeps its place');
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.id),
+      'm0-amount',
+      'typing keeps its place',
+    );
     await page.locator('#m1-amount').pressSequentially('45');
-    await page.waitForFunction(() => document.getElementById('running-total')?.textContent?.includes('too much'));
+    await page.waitForFunction(() =>
+      document.getElementById('running-total')?.textContent?.includes('too much'),
+    );
     assert.equal(await text(page, '#running-total'), 'So far $105.00 of $100.00: $5.00 too much.');
 
     await page.check('input[name="mode"][value="percentage"]');
@@ -96,7 +110,9 @@ describe('pages that explain what each person pays (Chromium)', () => {
     await page.fill('#m1-percent', '');
     await page.locator('#m0-percent').pressSequentially('25');
     await page.locator('#m1-percent').pressSequentially('75');
-    await page.waitForFunction(() => document.getElementById('running-total')?.textContent?.includes('adds up'));
+    await page.waitForFunction(() =>
+      document.getElementById('running-total')?.textContent?.includes('adds up'),
+    );
     assert.equal(await text(page, '#running-total'), 'So far 100% of 100%: it adds up.');
   });
 

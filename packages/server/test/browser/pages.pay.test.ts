@@ -163,7 +163,7 @@ describe('paying on the hosted pages (Chromium)', () => {
     });
     assert.equal(res.status, 200, res.text);
     await organizer.waitForSelector('#finished', { timeout: 10_000 });
-    assert.match((await organizer.textContent('#finished')) ?? '', /This group was expired/);
+    assert.match((await organizer.textContent('#finished')) ?? '', /This group expired/);
     await bob.waitForSelector('#finished', { timeout: 10_000 });
     assert.equal(await bob.locator('#pay-form').count(), 0, 'no card form on an expired group');
   });

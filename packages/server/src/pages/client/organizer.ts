@@ -23,6 +23,7 @@ import {
   patch,
   reportFinal,
   startPage,
+  t,
 } from './common.ts';
 
 const { page: initial, ctx } = pageData<{ page: PageSession; ctx: PageContext }>();
@@ -232,7 +233,7 @@ app.addEventListener('submit', async (event) => {
   if (form.id !== 'setup-form') return;
   event.preventDefault();
   readForm();
-  errors = checkDraft(draft, page, ctx.locale);
+  errors = checkDraft(draft, page, ctx.locale, t);
   if (Object.keys(errors).length > 0) {
     // Each message is next to its field (which it describes); a whole-form one is in the #setup-error alert.
     render(['setup']);
@@ -274,12 +275,12 @@ bindPayForm(
     afterChange(
       reread.body,
       share.status === 'paid'
-        ? 'Your share is paid. Thank you!'
+        ? t('sharePage.paidText')
         : share.status === 'authorized'
-          ? 'Your card is held for your share.'
+          ? t('outcome.held')
           : share.status === 'authenticating'
-            ? 'Your bank asks you to confirm this payment.'
-            : failureWords(share.failure),
+            ? t('outcome.confirm')
+            : failureWords(share.failure, t),
     );
     if (share.status === 'authenticating' || share.status === 'pending')
       document.getElementById('mine-h')?.focus();

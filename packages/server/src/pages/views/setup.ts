@@ -3,8 +3,9 @@
 // it becomes the body of PUT /session/group. Amounts are typed in major units and read into integer minor
 // units by string arithmetic, never through a float.
 import { minorUnitExponent } from '../../domain/currencies.ts';
+import type { Translate } from '../../i18n/translate.ts';
 import { type Html, html } from '../html.ts';
-import { MODE_NAMES, type Money, memberStatusWords, money } from './parts.ts';
+import { type Money, memberStatusWords, modeName, money } from './parts.ts';
 import type { PageMember, PageSession, SplitMode } from './types.ts';
 
 export interface DraftMember {
@@ -102,7 +103,7 @@ export const emptyMember = (items: number): DraftMember => ({
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Checks the draft as the server will, naming each field that is wrong; empty when it may be sent. */
-export function checkDraft(draft: Draft, page: PageSession, locale = 'en'): FieldErrors {
+export function checkDraft(draft: Draft, page: PageSession, locale: string, t: Translate): FieldErrors {
   const errors: FieldErrors = {};
   const { members, mode } = draft;
   const n = members.length;
@@ -115,7 +116,7 @@ export function checkDraft(draft: Draft, page: PageSession, locale = 'en'): Fiel
       errors[`m${i}-email`] = 'Enter an email address like name@example.com, or leave it empty.';
   });
   const total = page.total_cents;
-  const m$: Money = { currency: page.currency, locale };
+  const m$: Money = { currency: page.currency, locale, t };
   if (mode === 'custom' || mode === 'host-pays') {
     let sum = 0;
     members.forEach((m, i) => {
@@ -222,7 +223,7 @@ export function setupView(page: PageSession, draft: Draft, errors: FieldErrors, 
     const p = `m${i}`;
     const label = member.isOrganizer ? 'You (organizer)' : `Person ${i + 1}`;
     const locked = member.locked
-      ? html` <span class="pill pill-${member.status}">${memberStatusWords(member.status)} — fixed</span>`
+      ? html` <span class="pill pill-${member.status}">${memberStatusWords(member.status, m.t)} — fixed</span>`
       : '';
     const lockAttr = member.locked ? html` disabled` : '';
     let modeInput: Html | '' = '';
@@ -273,7 +274,7 @@ export function setupView(page: PageSession, draft: Draft, errors: FieldErrors, 
       <legend>How do you want to split ${money(total, m)}?</legend>
       ${page.group.allowed_modes.map(
         (mo) =>
-          html`<label class="mode"><input type="radio" name="mode" value="${mo}"${mo === mode ? html` checked` : ''}> ${MODE_NAMES[mo] ?? mo}</label>`,
+          html`<label class="mode"><input type="radio" name="mode" value="${mo}"${mo === mode ? html` checked` : ''}> ${modeName(mo, m.t)}</label>`,
       )}
     </fieldset>
     ${draft.members.map(person)}

@@ -1,3 +1,5 @@
+import type { Locale } from '../../i18n/locales.ts';
+import type { Catalogue } from '../../i18n/translate.ts';
 // The wire shapes the pages read: the pay-page API's answers (docs/api.md#pay-page-api), plus the page's own
 // context. The server renders from them and the pages' scripts re-render from the same answers when they poll.
 
@@ -111,7 +113,12 @@ export interface PageShare {
 export interface PageContext {
   /** Where the pay-page API is: {pay_url}/api/v1. */
   apiBase: string;
+  /** The Intl locale amounts, dates and times are formatted with (fr-CA, en-GB, ja). */
   locale: string;
+  /** The page's language: the session's, or the reader's Accept-Language (docs/api.md#languages). */
+  lang: Locale;
+  /** That language's messages, and only that one's: the page's script speaks it too. */
+  messages: Catalogue;
   /** The token in ?access= (session pages). */
   access?: string;
   embed: boolean;
