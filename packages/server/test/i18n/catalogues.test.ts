@@ -3,8 +3,8 @@
 // languages; amounts are Intl's for the locale and currency.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CATALOGUES } from '../../src/i18n/catalogues.ts';
 import en from '../../src/i18n/catalogues/en.ts';
+import { CATALOGUES } from '../../src/i18n/catalogues.ts';
 import { chooseLocale, LOCALES } from '../../src/i18n/locales.ts';
 import { translator } from '../../src/i18n/translate.ts';
 import { formatMoney } from '../../src/pages/format.ts';

@@ -80,7 +80,8 @@ export default {
   'card.loading': 'Das Kartenformular lädt noch.',
   'card.check': 'Prüfe die Kartendaten.',
   'card.failed': 'Die Zahlung ist nicht durchgegangen.',
-  'auth.ask': 'Deine Bank bittet dich, diese Zahlung über {amount} zu bestätigen. Vorher wird nichts abgebucht.',
+  'auth.ask':
+    'Deine Bank bittet dich, diese Zahlung über {amount} zu bestätigen. Vorher wird nichts abgebucht.',
   'auth.bank': 'Bei meiner Bank bestätigen',
   'auth.sandbox': 'Testumgebung: Dieser Schritt ersetzt die Prüfung deiner Bank. Es wird nichts abgebucht.',
   'auth.complete': 'Authentifizierung abschließen',
@@ -129,7 +130,8 @@ export default {
   'organizer.linkFor': 'Link für {name}',
   'organizer.copy': 'Link kopieren',
   'organizer.copyFor': 'für {name}',
-  'organizer.groupLinkText': 'Weitere Personen können mit dem Gruppenlink einer Aufteilung zu gleichen Teilen beitreten:',
+  'organizer.groupLinkText':
+    'Weitere Personen können mit dem Gruppenlink einer Aufteilung zu gleichen Teilen beitreten:',
   'organizer.groupLink': 'Gruppenlink',
   'organizer.copyGroupLink': 'Gruppenlink kopieren',
   'organizer.copied': 'Kopiert',

@@ -119,7 +119,8 @@ export default {
   'sharePage.card': '({brand} ending {last4})',
   'sharePage.someCard': 'card',
   'sharePage.gone': 'This share is no longer in the group',
-  'sharePage.goneText': 'The organizer covered it or changed the group, so there is nothing to pay on this link.',
+  'sharePage.goneText':
+    'The organizer covered it or changed the group, so there is nothing to pay on this link.',
   'sharePage.goneSaid': 'This share is no longer in the group; there is nothing to pay on this link.',
   // The group's page
   'groupPage.join': 'Join the group',
@@ -134,7 +135,8 @@ export default {
   'groupPage.joinFailed': 'You could not join the group.',
   // The organizer's page
   'organizer.links': 'Share links',
-  'organizer.linksText': 'Send each person their own link. They pay their share on it; you see it here as it happens.',
+  'organizer.linksText':
+    'Send each person their own link. They pay their share on it; you see it here as it happens.',
   'organizer.pays': 'pays {amount}',
   'organizer.withFee': '(with the fee)',
   'organizer.linkFor': 'Link for {name}',
@@ -175,6 +177,7 @@ export default {
   'problem.noShare': 'We could not find this share',
   'problem.noShareText': 'There is no share at this link.',
   // Talking to the service
-  'network.error': 'We could not reach Group Checkout. Check your connection and try again; nothing is charged twice.',
+  'network.error':
+    'We could not reach Group Checkout. Check your connection and try again; nothing is charged twice.',
   'network.answered': 'The service answered {status}.',
 } as const;

@@ -79,7 +79,8 @@ export default {
   'card.loading': 'El formulario de la tarjeta todavía se está cargando.',
   'card.check': 'Revisa los datos de la tarjeta.',
   'card.failed': 'El pago no se ha completado.',
-  'auth.ask': 'Tu banco te pide que confirmes este pago de {amount}. No se cobra nada hasta que lo confirmes.',
+  'auth.ask':
+    'Tu banco te pide que confirmes este pago de {amount}. No se cobra nada hasta que lo confirmes.',
   'auth.bank': 'Confirmar con mi banco',
   'auth.sandbox': 'Entorno de pruebas: este paso sustituye a la verificación de tu banco. No se cobra nada.',
   'auth.complete': 'Completar la autenticación',
@@ -107,7 +108,8 @@ export default {
   'sharePage.card': '({brand} terminada en {last4})',
   'sharePage.someCard': 'tarjeta',
   'sharePage.gone': 'Esta parte ya no está en el grupo',
-  'sharePage.goneText': 'El organizador la asumió o cambió el grupo, así que no hay nada que pagar con este enlace.',
+  'sharePage.goneText':
+    'El organizador la asumió o cambió el grupo, así que no hay nada que pagar con este enlace.',
   'sharePage.goneSaid': 'Esta parte ya no está en el grupo; no hay nada que pagar con este enlace.',
   'groupPage.join': 'Unirse al grupo',
   'groupPage.joinText':
@@ -120,13 +122,15 @@ export default {
   'groupPage.nameError': 'Escribe tu nombre para unirte.',
   'groupPage.joinFailed': 'No has podido unirte al grupo.',
   'organizer.links': 'Enlaces de pago',
-  'organizer.linksText': 'Envía a cada persona su propio enlace. Allí paga su parte, y tú lo ves aquí al momento.',
+  'organizer.linksText':
+    'Envía a cada persona su propio enlace. Allí paga su parte, y tú lo ves aquí al momento.',
   'organizer.pays': 'paga {amount}',
   'organizer.withFee': '(con el cargo)',
   'organizer.linkFor': 'Enlace para {name}',
   'organizer.copy': 'Copiar enlace',
   'organizer.copyFor': 'para {name}',
-  'organizer.groupLinkText': 'Cualquier otra persona puede unirse a un reparto a partes iguales con el enlace del grupo:',
+  'organizer.groupLinkText':
+    'Cualquier otra persona puede unirse a un reparto a partes iguales con el enlace del grupo:',
   'organizer.groupLink': 'Enlace del grupo',
   'organizer.copyGroupLink': 'Copiar enlace del grupo',
   'organizer.copied': 'Copiado',
@@ -154,7 +158,8 @@ export default {
   'problem.rateLimitedText':
     'Se han abierto demasiadas páginas desde tu red en el último minuto. Espera un minuto y vuelve a cargar esta página.',
   'problem.failed': 'Algo ha fallado',
-  'problem.failedText': 'Ahora no se puede mostrar esta página. Vuelve a cargarla en un momento; no se ha cobrado nada.',
+  'problem.failedText':
+    'Ahora no se puede mostrar esta página. Vuelve a cargarla en un momento; no se ha cobrado nada.',
   'problem.incomplete': 'Este enlace está incompleto',
   'problem.incompleteText': 'Al enlace de este grupo le falta su código de acceso.',
   'problem.invalid': 'Este enlace no funciona',

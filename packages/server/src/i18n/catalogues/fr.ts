@@ -45,7 +45,8 @@ export default {
   'progress.line': '{paid} payés sur {total} · reste {pending}',
   'progress.organizer': '(organisateur)',
   'finished.funded.heading': 'Merci — le groupe a tout payé',
-  'finished.funded.organizer': 'Toutes les parts sont payées. La boutique est prévenue et va préparer votre commande.',
+  'finished.funded.organizer':
+    'Toutes les parts sont payées. La boutique est prévenue et va préparer votre commande.',
   'finished.funded.others': 'Toutes les parts sont payées. L’organisateur et la boutique sont prévenus.',
   'finished.cancelled.heading': 'Ce groupe a été annulé',
   'finished.expired.heading': 'Ce groupe a expiré',
@@ -79,7 +80,8 @@ export default {
   'card.loading': 'Le formulaire de carte est encore en cours de chargement.',
   'card.check': 'Vérifiez les données de la carte.',
   'card.failed': 'Le paiement n’a pas abouti.',
-  'auth.ask': 'Votre banque vous demande de confirmer ce paiement de {amount}. Rien n’est prélevé avant votre confirmation.',
+  'auth.ask':
+    'Votre banque vous demande de confirmer ce paiement de {amount}. Rien n’est prélevé avant votre confirmation.',
   'auth.bank': 'Confirmer auprès de ma banque',
   'auth.sandbox': 'Bac à sable : cette étape remplace la vérification de votre banque. Rien n’est prélevé.',
   'auth.complete': 'Valider l’authentification',
@@ -107,7 +109,8 @@ export default {
   'sharePage.card': '({brand} se terminant par {last4})',
   'sharePage.someCard': 'carte',
   'sharePage.gone': 'Cette part ne fait plus partie du groupe',
-  'sharePage.goneText': 'L’organisateur l’a prise en charge ou a modifié le groupe : il n’y a rien à payer avec ce lien.',
+  'sharePage.goneText':
+    'L’organisateur l’a prise en charge ou a modifié le groupe : il n’y a rien à payer avec ce lien.',
   'sharePage.goneSaid': 'Cette part ne fait plus partie du groupe ; il n’y a rien à payer avec ce lien.',
   'groupPage.join': 'Rejoindre le groupe',
   'groupPage.joinText':
@@ -127,7 +130,8 @@ export default {
   'organizer.linkFor': 'Lien pour {name}',
   'organizer.copy': 'Copier le lien',
   'organizer.copyFor': 'pour {name}',
-  'organizer.groupLinkText': 'D’autres personnes peuvent rejoindre un partage à parts égales avec le lien du groupe :',
+  'organizer.groupLinkText':
+    'D’autres personnes peuvent rejoindre un partage à parts égales avec le lien du groupe :',
   'organizer.groupLink': 'Lien du groupe',
   'organizer.copyGroupLink': 'Copier le lien du groupe',
   'organizer.copied': 'Copié',
@@ -156,7 +160,8 @@ export default {
   'problem.rateLimitedText':
     'Trop de pages ont été ouvertes depuis votre réseau au cours de la dernière minute. Patientez une minute, puis rechargez cette page.',
   'problem.failed': 'Un problème est survenu',
-  'problem.failedText': 'Cette page ne peut pas s’afficher pour le moment. Rechargez-la dans un instant ; rien n’a été débité.',
+  'problem.failedText':
+    'Cette page ne peut pas s’afficher pour le moment. Rechargez-la dans un instant ; rien n’a été débité.',
   'problem.incomplete': 'Ce lien est incomplet',
   'problem.incompleteText': 'Il manque le code d’accès dans le lien de ce groupe.',
   'problem.invalid': 'Ce lien ne fonctionne pas',

@@ -45,7 +45,8 @@ export default {
   'progress.line': '{paid} pagati su {total} · mancano {pending}',
   'progress.organizer': '(organizzatore)',
   'finished.funded.heading': 'Grazie: il gruppo ha pagato tutto',
-  'finished.funded.organizer': 'Tutte le quote sono pagate. Il negozio è stato avvisato e preparerà il tuo ordine.',
+  'finished.funded.organizer':
+    'Tutte le quote sono pagate. Il negozio è stato avvisato e preparerà il tuo ordine.',
   'finished.funded.others': 'Tutte le quote sono pagate. L’organizzatore e il negozio sono stati avvisati.',
   'finished.cancelled.heading': 'Questo gruppo è stato annullato',
   'finished.expired.heading': 'Questo gruppo è scaduto',
@@ -79,9 +80,11 @@ export default {
   'card.loading': 'Il modulo della carta si sta ancora caricando.',
   'card.check': 'Controlla i dati della carta.',
   'card.failed': 'Il pagamento non è andato a buon fine.',
-  'auth.ask': 'La tua banca ti chiede di confermare questo pagamento di {amount}. Non viene addebitato nulla finché non confermi.',
+  'auth.ask':
+    'La tua banca ti chiede di confermare questo pagamento di {amount}. Non viene addebitato nulla finché non confermi.',
   'auth.bank': 'Conferma con la mia banca',
-  'auth.sandbox': 'Ambiente di prova: questo passaggio sostituisce il controllo della tua banca. Non viene addebitato nulla.',
+  'auth.sandbox':
+    'Ambiente di prova: questo passaggio sostituisce il controllo della tua banca. Non viene addebitato nulla.',
   'auth.complete': 'Completa l’autenticazione',
   'auth.fail': 'Fai fallire l’autenticazione',
   'auth.unavailable': 'Al momento non si può pagare con carta.',
@@ -128,14 +131,16 @@ export default {
   'organizer.linkFor': 'Link per {name}',
   'organizer.copy': 'Copia link',
   'organizer.copyFor': 'per {name}',
-  'organizer.groupLinkText': 'Chiunque altro può unirsi a una divisione in parti uguali con il link del gruppo:',
+  'organizer.groupLinkText':
+    'Chiunque altro può unirsi a una divisione in parti uguali con il link del gruppo:',
   'organizer.groupLink': 'Link del gruppo',
   'organizer.copyGroupLink': 'Copia il link del gruppo',
   'organizer.copied': 'Copiato',
   'organizer.linkCopied': 'Link copiato',
   'organizer.payMine': 'Paga la mia quota',
   'organizer.confirmMine': 'Conferma il mio pagamento',
-  'organizer.cancelAsk': 'Annullare il gruppo? Chi ha pagato riceve indietro tutto, e nessun altro potrà pagare.',
+  'organizer.cancelAsk':
+    'Annullare il gruppo? Chi ha pagato riceve indietro tutto, e nessun altro potrà pagare.',
   'organizer.cancelYes': 'Sì, annulla il gruppo',
   'organizer.keep': 'Mantieni il gruppo',
   'organizer.coverAsk.one':
@@ -156,7 +161,8 @@ export default {
   'problem.rateLimitedText':
     'Nell’ultimo minuto sono state aperte troppe pagine dalla tua rete. Aspetta un minuto, poi ricarica questa pagina.',
   'problem.failed': 'Qualcosa è andato storto',
-  'problem.failedText': 'Al momento non è possibile mostrare questa pagina. Ricaricala tra poco; non è stato addebitato nulla.',
+  'problem.failedText':
+    'Al momento non è possibile mostrare questa pagina. Ricaricala tra poco; non è stato addebitato nulla.',
   'problem.incomplete': 'Questo link è incompleto',
   'problem.incompleteText': 'Al link di questo gruppo manca il codice di accesso.',
   'problem.invalid': 'Questo link non funziona',

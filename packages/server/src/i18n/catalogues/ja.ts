@@ -3,7 +3,8 @@ import type { Catalogue } from '../translate.ts';
 
 export default {
   'layout.skip': '本文へ移動',
-  'layout.footer': 'お支払いは Group Checkout で処理されます · カード情報は決済代行会社に送られ、ショップには渡りません',
+  'layout.footer':
+    'お支払いは Group Checkout で処理されます · カード情報は決済代行会社に送られ、ショップには渡りません',
   'title.organizer': 'あなたのグループ',
   'title.group': 'グループに参加',
   'title.share': 'あなたの負担分',
@@ -73,7 +74,8 @@ export default {
   'card.numberError': 'カード番号を入力してください（12〜19桁）。',
   'card.expiryError': '有効期限を MM/YY の形で入力してください（例: 12/30）。',
   'card.cvcError': '3桁または4桁のセキュリティコードを入力してください。',
-  'card.unavailable': '現在カードでのお支払いはご利用いただけません。しばらくしてからもう一度お試しください。',
+  'card.unavailable':
+    '現在カードでのお支払いはご利用いただけません。しばらくしてからもう一度お試しください。',
   'card.loading': 'カード入力欄を読み込んでいます。',
   'card.check': 'カード情報をご確認ください。',
   'card.failed': 'お支払いが完了しませんでした。',
@@ -108,7 +110,8 @@ export default {
   'sharePage.goneText': '幹事が肩代わりしたか、グループを変更したため、このリンクでのお支払いはありません。',
   'sharePage.goneSaid': 'この負担分はグループから外れました。このリンクでのお支払いはありません。',
   'groupPage.join': 'グループに参加',
-  'groupPage.joinText': '合計はグループ全員で均等に割られます。参加すると、自分の負担分を支払う専用リンクが届きます。',
+  'groupPage.joinText':
+    '合計はグループ全員で均等に割られます。参加すると、自分の負担分を支払う専用リンクが届きます。',
   'groupPage.name': 'お名前',
   'groupPage.email': 'メールアドレス',
   'groupPage.optional': '（任意）',
@@ -117,7 +120,8 @@ export default {
   'groupPage.nameError': '参加するにはお名前を入力してください。',
   'groupPage.joinFailed': 'グループに参加できませんでした。',
   'organizer.links': '支払いリンク',
-  'organizer.linksText': '一人ひとりに専用のリンクを送ってください。各自がそこで負担分を支払い、状況はこの画面にすぐ反映されます。',
+  'organizer.linksText':
+    '一人ひとりに専用のリンクを送ってください。各自がそこで負担分を支払い、状況はこの画面にすぐ反映されます。',
   'organizer.pays': '{amount} を支払う',
   'organizer.withFee': '（手数料込み）',
   'organizer.linkFor': '{name}さん用のリンク',
@@ -130,7 +134,8 @@ export default {
   'organizer.linkCopied': 'リンクをコピーしました',
   'organizer.payMine': '自分の負担分を支払う',
   'organizer.confirmMine': '自分の支払いを確認する',
-  'organizer.cancelAsk': 'グループをキャンセルしますか？支払った人には全額返金され、以後は誰も支払えなくなります。',
+  'organizer.cancelAsk':
+    'グループをキャンセルしますか？支払った人には全額返金され、以後は誰も支払えなくなります。',
   'organizer.cancelYes': 'はい、キャンセルします',
   'organizer.keep': 'グループを続ける',
   'organizer.coverAsk.other':
@@ -147,13 +152,15 @@ export default {
   'problem.rateLimitedText':
     '直前の1分間に、お使いのネットワークから多くのページが開かれました。1分ほど待ってから、このページを再読み込みしてください。',
   'problem.failed': '問題が発生しました',
-  'problem.failedText': '現在このページを表示できません。少し待ってから再読み込みしてください。請求はされていません。',
+  'problem.failedText':
+    '現在このページを表示できません。少し待ってから再読み込みしてください。請求はされていません。',
   'problem.incomplete': 'このリンクは不完全です',
   'problem.incompleteText': 'このグループへのリンクにアクセスコードが含まれていません。',
   'problem.invalid': 'このリンクは使えません',
   'problem.invalidText': 'このリンクのアクセスコードは、このグループでは無効です。',
   'problem.noShare': 'この負担分が見つかりません',
   'problem.noShareText': 'このリンクに対応する負担分はありません。',
-  'network.error': 'Group Checkout に接続できませんでした。接続を確認してもう一度お試しください。二重に請求されることはありません。',
+  'network.error':
+    'Group Checkout に接続できませんでした。接続を確認してもう一度お試しください。二重に請求されることはありません。',
   'network.answered': 'サービスからの応答: {status}',
 } satisfies Catalogue;

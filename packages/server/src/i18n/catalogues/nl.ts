@@ -56,7 +56,8 @@ export default {
   'share.items': 'Jouw artikelen:',
   'share.itemsNote': 'Belasting, verzending en kosten worden naar verhouding van de artikelen verdeeld.',
   'share.equal.count.one': 'Een gelijk deel van de {total} van de bestelling, verdeeld over {count} persoon.',
-  'share.equal.count.other': 'Een gelijk deel van de {total} van de bestelling, verdeeld over {count} personen.',
+  'share.equal.count.other':
+    'Een gelijk deel van de {total} van de bestelling, verdeeld over {count} personen.',
   'share.equal': 'Een gelijk deel van de {total} van de bestelling.',
   'share.percentage': '{percent} van de {total} van de bestelling.',
   'share.set': 'Een bedrag dat de organisator heeft bepaald, van de {total} van de bestelling.',
@@ -79,7 +80,8 @@ export default {
   'card.loading': 'Het kaartformulier wordt nog geladen.',
   'card.check': 'Controleer de kaartgegevens.',
   'card.failed': 'De betaling is niet gelukt.',
-  'auth.ask': 'Je bank vraagt je deze betaling van {amount} te bevestigen. Er wordt niets afgeschreven tot je dat doet.',
+  'auth.ask':
+    'Je bank vraagt je deze betaling van {amount} te bevestigen. Er wordt niets afgeschreven tot je dat doet.',
   'auth.bank': 'Bevestigen bij mijn bank',
   'auth.sandbox': 'Testomgeving: deze stap vervangt de controle van je bank. Er wordt niets afgeschreven.',
   'auth.complete': 'Verificatie afronden',
@@ -155,7 +157,8 @@ export default {
   'problem.rateLimitedText':
     'Er zijn de afgelopen minuut te veel pagina’s geopend vanaf je netwerk. Wacht een minuut en laad deze pagina dan opnieuw.',
   'problem.failed': 'Er ging iets mis',
-  'problem.failedText': 'Deze pagina kan nu niet worden getoond. Laad hem zo opnieuw; er is niets afgeschreven.',
+  'problem.failedText':
+    'Deze pagina kan nu niet worden getoond. Laad hem zo opnieuw; er is niets afgeschreven.',
   'problem.incomplete': 'Deze link is onvolledig',
   'problem.incompleteText': 'In de link naar deze groep ontbreekt de toegangscode.',
   'problem.invalid': 'Deze link werkt niet',

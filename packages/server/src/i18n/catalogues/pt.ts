@@ -45,7 +45,8 @@ export default {
   'progress.line': '{paid} pagos de {total} · faltam {pending}',
   'progress.organizer': '(organizador)',
   'finished.funded.heading': 'Obrigado: o grupo pagou tudo',
-  'finished.funded.organizer': 'Todas as partes estão pagas. A loja já foi avisada e vai preparar a sua encomenda.',
+  'finished.funded.organizer':
+    'Todas as partes estão pagas. A loja já foi avisada e vai preparar a sua encomenda.',
   'finished.funded.others': 'Todas as partes estão pagas. O organizador e a loja já foram avisados.',
   'finished.cancelled.heading': 'Este grupo foi cancelado',
   'finished.expired.heading': 'Este grupo expirou',
@@ -107,7 +108,8 @@ export default {
   'sharePage.card': '({brand} terminado em {last4})',
   'sharePage.someCard': 'cartão',
   'sharePage.gone': 'Esta parte já não faz parte do grupo',
-  'sharePage.goneText': 'O organizador assumiu-a ou alterou o grupo, por isso não há nada a pagar neste link.',
+  'sharePage.goneText':
+    'O organizador assumiu-a ou alterou o grupo, por isso não há nada a pagar neste link.',
   'sharePage.goneSaid': 'Esta parte já não faz parte do grupo; não há nada a pagar neste link.',
   'groupPage.join': 'Entrar no grupo',
   'groupPage.joinText':
@@ -120,13 +122,15 @@ export default {
   'groupPage.nameError': 'Introduza o seu nome para entrar.',
   'groupPage.joinFailed': 'Não foi possível entrar no grupo.',
   'organizer.links': 'Links de pagamento',
-  'organizer.linksText': 'Envie a cada pessoa o seu próprio link. Lá paga a sua parte, e vê-o aqui no momento.',
+  'organizer.linksText':
+    'Envie a cada pessoa o seu próprio link. Lá paga a sua parte, e vê-o aqui no momento.',
   'organizer.pays': 'paga {amount}',
   'organizer.withFee': '(com a taxa)',
   'organizer.linkFor': 'Link para {name}',
   'organizer.copy': 'Copiar link',
   'organizer.copyFor': 'para {name}',
-  'organizer.groupLinkText': 'Qualquer outra pessoa pode entrar numa divisão em partes iguais com o link do grupo:',
+  'organizer.groupLinkText':
+    'Qualquer outra pessoa pode entrar numa divisão em partes iguais com o link do grupo:',
   'organizer.groupLink': 'Link do grupo',
   'organizer.copyGroupLink': 'Copiar link do grupo',
   'organizer.copied': 'Copiado',
@@ -154,7 +158,8 @@ export default {
   'problem.rateLimitedText':
     'Foram abertas demasiadas páginas a partir da sua rede no último minuto. Aguarde um minuto e volte a carregar esta página.',
   'problem.failed': 'Algo correu mal',
-  'problem.failedText': 'Neste momento não é possível mostrar esta página. Volte a carregá-la daqui a pouco; nada foi cobrado.',
+  'problem.failedText':
+    'Neste momento não é possível mostrar esta página. Volte a carregá-la daqui a pouco; nada foi cobrado.',
   'problem.incomplete': 'Este link está incompleto',
   'problem.incompleteText': 'Falta o código de acesso no link deste grupo.',
   'problem.invalid': 'Este link não funciona',
