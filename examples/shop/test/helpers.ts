@@ -1,7 +1,10 @@
 // The shop for a test: its webhook endpoint registered with the service through the merchant API first, as
 // an operator would (the shop needs the endpoint's secret to start, and the endpoint needs the shop's
-// address), then the shop started on that port with the test merchant's credentials.
+// address), and the shop's origin registered, as `group-checkout merchant update --allowed-origin` does (its
+// page creates sessions with the publishable key); then the shop started on that port with the test
+// merchant's credentials.
 import assert from 'node:assert/strict';
+import { changeAllowedOrigins } from '../../../packages/server/src/flows/merchants.ts';
 import type { TestApp } from '../../../packages/server/test/helpers/app.ts';
 import { freePort } from '../../../packages/server/test/helpers/chromium.ts';
 import { type Shop, startShop } from '../src/shop.ts';
@@ -15,6 +18,11 @@ export async function startShopFor(t: TestApp, log: (line: string) => void = () 
     body: { url: `http://127.0.0.1:${port}/webhooks/group-checkout`, events: ['*'] },
   });
   assert.equal(endpoint.status, 200, endpoint.text);
+  const origins = await changeAllowedOrigins(t.deps.db, t.merchant.merchant.id, {
+    add: [`http://localhost:${port}`],
+    remove: [],
+  });
+  assert.ok(origins);
   return startShop({
     merchantId: t.merchant.merchant.id,
     publishableKey: t.merchant.publishableKey,

@@ -141,9 +141,10 @@ describe('npm start', () => {
     const me = await fetch(`${service()}/v1/merchants/me`, {
       headers: { authorization: `Bearer ${secretKey}` },
     });
-    assert.ok(
-      ((await me.json()) as { allowed_origins: string[] }).allowed_origins.includes(settings.shop_url),
-    );
+    // Under both names a browser on this machine opens the shop by (docs/decisions.md#demo-shop).
+    const allowed = ((await me.json()) as { allowed_origins: string[] }).allowed_origins;
+    for (const origin of [settings.shop_url, `http://127.0.0.1:${shopPort}`])
+      assert.ok(allowed.includes(origin), `${origin} in ${allowed.join(' ')}`);
 
     // A session from the shop's page: its group.created reaches the shop (localhost, the endpoint's secret).
     const order = (await (await fetch(`${shop()}/api/orders`, { method: 'POST' })).json()) as {
@@ -176,6 +177,17 @@ describe('npm start', () => {
     });
     assert.equal(created.status, 200, await created.clone().text());
     const { session_id: sessionId } = (await created.json()) as { session_id: string };
+    // The demo merchant has registered origins, so another page's is refused even in the sandbox.
+    const elsewhere = await fetch(`${service()}/v1/sessions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${settings.publishable_key}`,
+        'content-type': 'application/json',
+        origin: 'https://elsewhere.example',
+      },
+      body: JSON.stringify({ cart, signature }),
+    });
+    assert.equal(elsewhere.status, 403, await elsewhere.clone().text());
     await waitFor(
       s,
       async () => (await fetch(`${shop()}/orders`).then((r) => r.text())).includes(sessionId),

@@ -82,7 +82,12 @@ export async function benchPages(runs: number): Promise<PagesBenchResult> {
     const created = await (
       await fetch(`${origin}/v1/sessions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${publishableKey}`, 'content-type': 'application/json' },
+        // From a shop's page, as browser sessions are (docs/api.md#origins).
+        headers: {
+          authorization: `Bearer ${publishableKey}`,
+          'content-type': 'application/json',
+          origin: 'https://shop.example',
+        },
         body: JSON.stringify({ cart, signature: signCart(cart, merchant.signingSecret) }),
       })
     ).json();

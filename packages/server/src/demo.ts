@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { dirname } from 'node:path';
 import type { Config } from './config.ts';
 import type { Deps } from './deps.ts';
-import { countMerchants, createMerchant } from './flows/merchants.ts';
+import { changeAllowedOrigins, countMerchants, createMerchant } from './flows/merchants.ts';
 import { createWebhookEndpoint, deleteWebhookEndpoint } from './flows/webhooks.ts';
 
 /** Relative to the working directory, as the default database is: `npm start` runs from the repository root. */
@@ -53,6 +53,8 @@ interface DemoShopFile {
 }
 
 const shopUrlOf = (port: number) => `http://localhost:${port}`;
+/** The demo shop's origins: the address it prints, and the loopback address it listens on. */
+const shopOriginsOf = (port: number) => [shopUrlOf(port), `http://127.0.0.1:${port}`];
 
 /** Written whole to a temporary file, then renamed: a reader never sees half a file, nor a wider mode. */
 function writeDemoShopFile(path: string, file: DemoShopFile): void {
@@ -80,9 +82,10 @@ export async function ensureDemoMerchant(deps: Deps): Promise<void> {
       environment: 'test',
       headlessApiEnabled: true,
       payoutCurrency: null,
-      // The shop's page creates sessions with the publishable key (its Origin is recorded then); the
-      // allowed origin covers sessions its server would create with the secret key.
-      allowedOrigins: shopUrl ? [payOrigin, shopUrl] : [payOrigin],
+      // The shop's page creates sessions with the publishable key from its own origin, which must be
+      // registered (docs/api.md#origins), under either name a browser on this machine may open it by; the
+      // origins also frame the pages of sessions its server would create with the secret key.
+      allowedOrigins: shopUrl ? [payOrigin, ...shopOriginsOf(config.demoShopPort as number)] : [payOrigin],
     },
     deps.clock.now(),
   );
@@ -145,6 +148,15 @@ async function refreshDemoShopFile(deps: Deps, config: Config): Promise<void> {
     return;
   }
   const shopUrl = shopUrlOf(config.demoShopPort);
+  // The shop's page creates sessions from its origins (docs/api.md#origins): registered on every start (a
+  // database from before origins were checked, a new SHOP_PORT), the old port's taken out. A file from
+  // another database names a merchant unknown here: nothing to change.
+  const shopOrigins = shopOriginsOf(config.demoShopPort);
+  const oldPort = URL.canParse(file.shop_url) ? new URL(file.shop_url).port : '';
+  await changeAllowedOrigins(deps.db, file.merchant_id, {
+    add: shopOrigins,
+    remove: oldPort ? shopOriginsOf(Number(oldPort)).filter((o) => !shopOrigins.includes(o)) : [],
+  });
   const next: DemoShopFile = {
     ...file,
     database: databaseLabel(config.databaseUrl),
@@ -164,6 +176,7 @@ async function refreshDemoShopFile(deps: Deps, config: Config): Promise<void> {
     if (!endpoint) return;
     // Gone already (deleted through the API) is fine: the new one replaces it either way.
     await deleteWebhookEndpoint(deps, file.merchant_id, file.webhook_id).catch(() => undefined);
+
     Object.assign(next, { webhook_id: endpoint.id, webhook_secret: endpoint.secret, shop_url: shopUrl });
   }
   if (JSON.stringify(next) !== JSON.stringify(file)) writeDemoShopFile(path, next);

@@ -12,6 +12,11 @@ export const ERROR_MESSAGES = {
   invalid_signature: 'The cart signature does not match the cart.',
   invalid_group: 'The group is not valid.',
   invalid_idempotency_key: 'Idempotency-Key must be 1 to 255 visible ASCII characters.',
+  invalid_origin:
+    'The Origin header is not a web origin (scheme://host[:port], https; http only on localhost in the sandbox): a browser session is created from a web page.',
+  origin_not_allowed:
+    'This origin is not registered for the merchant: register it with `group-checkout merchant update --merchant ID --allowed-origin ORIGIN`.',
+  not_allowed_with_publishable_key: 'This field cannot be set with a publishable key.',
   missing_api_key: 'Missing API key: send Authorization: Bearer <API_KEY>.',
   invalid_api_key_format:
     'Invalid API key format: send Authorization: Bearer followed by an API key, svc_pk_test_…, svc_pk_live_…, ' +
@@ -50,6 +55,7 @@ export const ERROR_MESSAGES = {
   payment_in_progress:
     'A payment for this share is already being processed; load the share again shortly to see how it ended (at most a few minutes).',
   group_full: 'The group is full.',
+  reminder_limit_reached: 'This session has sent its 3 rounds of reminders; no more are sent.',
   group_not_joinable: 'Members can join only a group split equally.',
   idempotency_key_reused: 'This Idempotency-Key was used with a different request.',
   idempotency_in_progress: 'A request with this Idempotency-Key is still in progress; retry shortly.',

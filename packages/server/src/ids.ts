@@ -68,6 +68,8 @@ export const ids = {
   /** One processor call of ours (docs/decisions.md#payments). */
   attempt: () => newId('att_'),
   ledgerLine: () => newId('ln_'),
+  /** One reminder mail (docs/api.md#reminders). */
+  reminderMail: () => newId('rml_'),
   ledgerEntry: () => newId('le_'),
   /** The sandbox processor's objects: a charge or hold, a refund, a transfer. */
   sandboxCharge: () => newId('ch_'),

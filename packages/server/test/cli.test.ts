@@ -2,10 +2,12 @@
 // to stdout (one JSON object with --json), an error is one line on stderr and a non-zero exit.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { signCart } from '@group-checkout/node';
 import { PRODUCTION_STRIPE, startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.ts';
 import { assertOneLineError, cli, parseOnlyJson, type Run } from './helpers/cli.ts';
 import { DIALECTS, sqliteCase, type TestDatabase } from './helpers/databases.ts';
 import { assertError } from './helpers/errors.ts';
+import { sampleCart } from './helpers/sessions.ts';
 
 for (const dialect of DIALECTS) {
   describe(`group-checkout CLI on ${dialect.name}`, { skip: dialect.skip }, () => {
@@ -192,6 +194,71 @@ for (const dialect of DIALECTS) {
       const untouched = await server.request('GET', '/v1/merchants/me', { key: other.secret_key });
       assert.equal(untouched.body.processor_connected, false, 'only the merchant named is changed');
     });
+
+    test('merchant update --allowed-origin registers origins the running server takes at once; merchant origins lists them', async () => {
+      const created = parseOnlyJson(await cli(['merchant', 'create', '--name', 'Origins', '--json'], env));
+      const id = created.merchant_id as string;
+      const server = await app();
+      const cart = sampleCart();
+      const createFrom = (origin: string) =>
+        server.request('POST', '/v1/sessions', {
+          key: created.publishable_key,
+          headers: { origin },
+          body: { cart, signature: signCart(cart, created.signing_secret as string) },
+        });
+      // None registered: the sandbox takes any web origin.
+      assert.equal((await createFrom('https://elsewhere.example')).status, 200);
+
+      const added = parseOnlyJson(
+        await cli(
+          [
+            'merchant',
+            'update',
+            '--merchant',
+            id,
+            // A page's address is taken as its origin; case and a unicode host are made canonical.
+            '--allowed-origin',
+            'https://Shop.example/checkout?step=1',
+            '--allowed-origin',
+            'https://bücher.example',
+            '--allowed-origin',
+            'http://localhost:4100',
+            '--json',
+          ],
+          env,
+        ),
+      );
+      const three = ['https://shop.example', 'https://xn--bcher-kva.example', 'http://localhost:4100'];
+      assert.deepEqual(added, { merchant_id: id, allowed_origins: three });
+      assert.deepEqual(parseOnlyJson(await cli(['merchant', 'origins', '--merchant', id, '--json'], env)), {
+        merchant_id: id,
+        allowed_origins: three,
+      });
+      assert.equal((await createFrom('https://shop.example')).status, 200);
+      assertError(await createFrom('https://elsewhere.example'), 403, 'origin_not_allowed');
+
+      const removed = await cli(
+        ['merchant', 'update', '--merchant', id, '--remove-allowed-origin', 'https://shop.example/'],
+        env,
+      );
+      assert.equal(removed.code, 0, removed.stderr);
+      assert.equal(
+        removed.stdout,
+        `allowed origins for ${id}: https://xn--bcher-kva.example http://localhost:4100\n`,
+      );
+      assertError(await createFrom('https://shop.example'), 403, 'origin_not_allowed');
+      const listed = await cli(['merchant', 'origins', '--merchant', id], env);
+      assert.equal(
+        listed.stdout,
+        `allowed origins for ${id}:\n  https://xn--bcher-kva.example\n  http://localhost:4100\n`,
+      );
+      const me = await server.request('GET', '/v1/merchants/me', { key: created.secret_key });
+      assert.deepEqual(me.body.allowed_origins, ['https://xn--bcher-kva.example', 'http://localhost:4100']);
+      assertOneLineError(
+        await cli(['merchant', 'origins', '--merchant', 'svc_merch_doesnotexist'], env),
+        /no merchant svc_merch_doesnotexist/,
+      );
+    });
   });
 }
 
@@ -209,6 +276,20 @@ describe('group-checkout CLI errors', () => {
         [['merchant', 'create', '--name', 'X', '--payout-currency', 'euro'], /--payout-currency/],
         [['merchant', 'create', '--name', 'X', '--allowed-origin', 'not a url'], /--allowed-origin/],
         [['merchant', 'create', '--name', 'X', '--allowed-origin', 'ftp://shop.example'], /--allowed-origin/],
+        [['merchant', 'create', '--name', 'X', '--allowed-origin', '*'], /--allowed-origin/],
+        [
+          [
+            'merchant',
+            'create',
+            '--name',
+            'X',
+            '--allowed-origin',
+            'https://x; report-uri https://evil.example/r',
+          ],
+          /--allowed-origin/,
+        ],
+        [['merchant', 'create', '--name', 'X', '--allowed-origin', 'http://shop.example'], /https/],
+        [['merchant', 'update', '--merchant', 'm', '--allowed-origin', '*'], /--allowed-origin/],
         [['merchant', 'create', '--name', 'X', '--bogus'], /bogus/],
         [['merchant', 'keys', 'roll'], /--merchant/],
         [['merchant', 'keys', 'roll', '--merchant', 'm', '--webhook-secret', '--publishable'], /one of/],
@@ -271,7 +352,11 @@ describe('group-checkout CLI errors', () => {
       run.stdout,
       /merchant keys roll --merchant ID \[--signing-secret \| --webhook-secret \| --publishable\]/,
     );
-    assert.match(run.stdout, /merchant update --merchant ID --processor-account acct_… \[--json\]/);
+    assert.match(
+      run.stdout,
+      /merchant update --merchant ID \[--processor-account acct_…\] \[--allowed-origin ORIGIN\]… \[--remove-allowed-origin ORIGIN\]… \[--json\]/,
+    );
+    assert.match(run.stdout, /merchant origins --merchant ID \[--json\]/);
     assert.match(run.stdout, /secrets rotate/);
   });
 

@@ -50,6 +50,7 @@ for (const dialect of DIALECTS) {
     const createSigned = async (publishableKey: string, secret: string, cart: Cart = sampleCart()) => {
       const res = await t.request('POST', '/v1/sessions', {
         key: publishableKey,
+        headers: { origin: 'https://shop.example' },
         body: { cart, signature: signCart(cart, secret) },
       });
       return { status: res.status, code: res.body?.code as string | undefined, text: res.text };
@@ -206,6 +207,7 @@ describe('merchant keys roll in production', () => {
     const cart = sampleCart();
     const res = await t.request('POST', '/v1/sessions', {
       key: m.publishableKey,
+      headers: { origin: 'https://shop.example' },
       body: { cart, signature: signCart(cart, m.merchant.signingSecret) },
     });
     assert.equal(res.status, 200, res.text);

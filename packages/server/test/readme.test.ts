@@ -183,7 +183,11 @@ describe('README.md', () => {
       // The browser SDK's call, with the publishable key and that signature: the service accepts it.
       const session = await fetch(`http://127.0.0.1:${port}/v1/sessions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${created.publishable_key}`, 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${created.publishable_key}`,
+          'content-type': 'application/json',
+          origin: 'http://localhost:3000', // the merchant's page, as the browser says it
+        },
         body: JSON.stringify({ cart, signature }),
       });
       assert.equal(session.status, 200, await session.clone().text());

@@ -125,7 +125,19 @@ for (const dialect of DIALECTS) {
           SECRETS_KEY: KEY_A,
         };
         const created = parseOnlyJson(
-          await cli(['merchant', 'create', '--name', 'CLI Sealed', '--json'], env),
+          // Production takes browser sessions only from a registered origin.
+          await cli(
+            [
+              'merchant',
+              'create',
+              '--name',
+              'CLI Sealed',
+              '--allowed-origin',
+              'https://shop.example',
+              '--json',
+            ],
+            env,
+          ),
         );
         assert.match(created.signing_secret as string, /^svc_sig_live_/);
         const row = (await rawSecrets(database.url)).merchants.find((r) => r.id === created.merchant_id);
@@ -139,6 +151,7 @@ for (const dialect of DIALECTS) {
         };
         const res = await t.request('POST', '/v1/sessions', {
           key: created.publishable_key,
+          headers: { origin: 'https://shop.example' },
           body: { cart, signature: signCart(cart, created.signing_secret as string) },
         });
         assert.equal(res.status, 200, res.text);

@@ -3,7 +3,9 @@
 // merchant and the scope, and the request gets its Caller, the one thing flows learn of who asked.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ServiceEnv } from '../config.ts';
 import type { Deps } from '../deps.ts';
+import { parseOrigin } from '../domain/origins.ts';
 import { ServiceError } from '../errors.ts';
 import { type Caller, findKeyByHash } from '../flows/caller.ts';
 import { KEY_PREFIX_LENGTH, type KeyEnvironment, keyEnvironmentFor, sha256 } from '../ids.ts';
@@ -77,12 +79,21 @@ function environmentMismatch(kind: string, keyEnvironment: KeyEnvironment): stri
 }
 
 /**
+ * The request's Origin in its canonical spelling when it is a web origin (domain/origins.ts), else
+ * undefined: `*`, `null` or anything malformed is never echoed into Access-Control-Allow-Origin.
+ */
+export function corsOrigin(request: FastifyRequest, env: ServiceEnv): string | undefined {
+  const parsed = parseOrigin(request.headers.origin, env);
+  return parsed.ok ? parsed.origin : undefined;
+}
+
+/**
  * CORS for a publishable key (docs/api.md#cors): the browser must be able to read our answer, errors and
  * 429s included, so it is set before anything can refuse the request. Routes that need the secret key
- * send no CORS allowance at all.
+ * send no CORS allowance at all, nor does an Origin that is not a web origin.
  */
-export function allowBrowser(request: FastifyRequest, reply: FastifyReply) {
-  const origin = request.headers.origin;
+export function allowBrowser(request: FastifyRequest, reply: FastifyReply, env: ServiceEnv) {
+  const origin = corsOrigin(request, env);
   if (!origin) return;
   reply.header('Access-Control-Allow-Origin', origin);
   reply.header('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS);

@@ -1,7 +1,8 @@
 // What every command of the CLI is made of, and what they share: the command's shape, its errors, how it
 // prints its answer and how it opens the database.
 import { parseArgs } from 'node:util';
-import type { Config } from '../config.ts';
+import type { Config, ServiceEnv } from '../config.ts';
+import { originOfAddress } from '../domain/origins.ts';
 import { checkStoredSecrets, secretBoxFor } from '../flows/secrets.ts';
 import { type Db, openDb } from '../store/db.ts';
 import { migrateToLatest } from '../store/migrations/index.ts';
@@ -55,4 +56,15 @@ export async function withDb<T>(config: Config, use: (db: Db) => Promise<T>): Pr
   } finally {
     await db.close();
   }
+}
+
+/** An --allowed-origin as typed (a page's address will do), as its canonical origin; a usage error if none. */
+export function originArgument(raw: string, env: ServiceEnv): string {
+  const parsed = originOfAddress(raw, env);
+  if (!parsed.ok) {
+    throw new UsageError(
+      `--allowed-origin must be a web origin such as https://shop.example${env === 'sandbox' ? ' (or http://localhost:PORT)' : ''}: ${parsed.reason}; got "${raw.slice(0, 80)}"`,
+    );
+  }
+  return parsed.origin;
 }

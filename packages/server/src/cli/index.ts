@@ -6,6 +6,7 @@ import { type Command, SaidOnStdout, UsageError } from './command.ts';
 import { listen } from './listen.ts';
 import { merchantCreate } from './merchant.create.ts';
 import { merchantKeysRoll } from './merchant.keys.roll.ts';
+import { merchantOrigins } from './merchant.origins.ts';
 import { merchantUpdate } from './merchant.update.ts';
 import { migrate } from './migrate.ts';
 import { reconcile } from './reconcile.ts';
@@ -18,6 +19,7 @@ const COMMANDS: readonly Command[] = [
   migrate,
   merchantCreate,
   merchantUpdate,
+  merchantOrigins,
   merchantKeysRoll,
   secretsRotate,
   reconcile,

@@ -3,11 +3,11 @@ import { parseArgs } from 'node:util';
 import { isCurrencyCode } from '../domain/currencies.ts';
 import { createMerchant } from '../flows/merchants.ts';
 import { keyEnvironmentFor } from '../ids.ts';
-import { type Command, print, UsageError, withDb } from './command.ts';
+import { type Command, originArgument, print, UsageError, withDb } from './command.ts';
 
 export const merchantCreate: Command = {
   name: 'merchant create',
-  usage: '--name NAME [--headless] [--payout-currency CUR] [--allowed-origin URL]… [--json]',
+  usage: '--name NAME [--headless] [--payout-currency CUR] [--allowed-origin ORIGIN]… [--json]',
   async run(args, config) {
     const { values } = parseArgs({
       args,
@@ -29,7 +29,9 @@ export const merchantCreate: Command = {
         `--payout-currency must be an ISO 4217 code such as eur, got "${values['payout-currency']}"`,
       );
     }
-    const allowedOrigins = (values['allowed-origin'] ?? []).map(origin);
+    const allowedOrigins = [
+      ...new Set((values['allowed-origin'] ?? []).map((raw) => originArgument(raw, config.serviceEnv))),
+    ];
     await withDb(config, async (db) => {
       const environment = keyEnvironmentFor(config.serviceEnv);
       const { merchant, publishableKey, secretKey } = await createMerchant(
@@ -59,15 +61,3 @@ export const merchantCreate: Command = {
     });
   },
 };
-
-function origin(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new UsageError(`--allowed-origin must be a URL such as https://shop.example, got "${raw}"`);
-  }
-  if (!['http:', 'https:'].includes(url.protocol))
-    throw new UsageError(`--allowed-origin must be http(s), got "${raw}"`);
-  return url.origin;
-}

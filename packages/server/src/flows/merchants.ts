@@ -18,6 +18,7 @@ import {
   type MerchantSecret,
   replaceMerchantSecret,
   revokeKeys,
+  updateAllowedOrigins,
   updateProcessorAccount,
 } from '../store/merchants.ts';
 
@@ -144,6 +145,32 @@ export const setProcessorAccount = (
   merchantId: string,
   processorAccountId: string,
 ): Promise<boolean> => updateProcessorAccount(db.kysely, merchantId, processorAccountId);
+
+/**
+ * Registers and unregisters origins the merchant's pages create browser sessions from (docs/api.md#origins),
+ * given canonical (domain/origins.ts); answers the merchant's origins after the change, or undefined for no
+ * such merchant. The row is locked so that two changes at once both count.
+ */
+export async function changeAllowedOrigins(
+  db: Db,
+  merchantId: string,
+  change: { add: readonly string[]; remove: readonly string[] },
+): Promise<string[] | undefined> {
+  return db.kysely.transaction().execute(async (trx) => {
+    if (db.dialect === 'postgres') await lockMerchantRow(trx, merchantId);
+    const merchant = await findMerchantById(trx, db.secrets, merchantId);
+    if (!merchant) return undefined;
+    const origins = [...merchant.allowedOrigins.filter((o) => !change.remove.includes(o))];
+    for (const origin of change.add) if (!origins.includes(origin)) origins.push(origin);
+    await updateAllowedOrigins(trx, merchantId, origins);
+    return origins;
+  });
+}
+
+/** The merchant's registered origins; undefined for no such merchant. */
+export async function allowedOriginsOf(db: Db, merchantId: string): Promise<string[] | undefined> {
+  return (await findMerchantById(db.kysely, db.secrets, merchantId))?.allowedOrigins;
+}
 
 /** How many merchants the database holds (the sandbox makes a demo merchant when there is none). */
 export const countMerchants = (db: Db): Promise<number> => countMerchantRows(db.kysely);

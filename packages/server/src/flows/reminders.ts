@@ -1,18 +1,35 @@
-// Reminder mail to members whose shares are still pending (docs/api.md#reminders): at most once an hour each,
-// and only when the organizer gave an email. The hour is claimed in the database before the mail goes
-// out, so concurrent calls (or processes) never send one member two reminders within the hour.
+// Reminder mail to members whose shares are still pending (docs/api.md#reminders), only when the organizer
+// gave an email. Reminders must never become a way to mail anyone, so every limit is keyed by the
+// recipient's address, never by a member (re-saving a group makes new members, not new addresses): one
+// session reminds an address at most once an hour and sends at most 3 rounds; one merchant reminds an
+// address at most 3 times a day, whatever the session. Each mail is claimed in the database before it goes
+// out, under the merchant's row lock, so concurrent calls (or processes) never pass a limit together.
 import { toIso } from '../clock.ts';
 import type { Deps } from '../deps.ts';
 import { formatMinorUnits } from '../domain/currencies.ts';
 import { consumerFee } from '../domain/fees.ts';
 import { ServiceError } from '../errors.ts';
-import { claimReminder, listMembers, type Member, releaseReminder } from '../store/members.ts';
-import { findMerchantById, type Merchant } from '../store/merchants.ts';
+import { listMembers, type Member } from '../store/members.ts';
+import { findMerchantById, lockMerchantRow, type Merchant } from '../store/merchants.ts';
+import {
+  countMailsToAddress,
+  countReminderRounds,
+  deleteReminderMail,
+  deleteReminderRound,
+  insertReminderMail,
+  insertReminderRound,
+  sessionMailedAddressSince,
+} from '../store/reminders.ts';
 import { findSessionById, type Session } from '../store/sessions.ts';
 import { payLinks } from '../wire/mappers.ts';
 import { assertOpen } from './sessions.ts';
 
-const REMINDER_INTERVAL_MS = 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
+/** Rounds of reminders one session may send (a round: a call that sent at least one mail). */
+const MAX_REMINDER_ROUNDS = 3;
+/** Reminders one merchant may send one address in 24 hours, whatever the session. */
+const MAX_REMINDERS_PER_ADDRESS_PER_DAY = 3;
 
 export interface ReminderResult {
   reminded: number;
@@ -21,10 +38,14 @@ export interface ReminderResult {
   failed: number;
 }
 
+/** What the limits are keyed by: the address as mail servers compare it in practice, case aside. */
+const addressKey = (email: string) => email.trim().toLowerCase();
+
 /**
- * Mails every pending member of the merchant's session who has an email and was not reminded within
- * the hour. Each member's hour is claimed in one short write, the mail is sent with no transaction
- * open, and a failed mail gives the claim back (docs/decisions.md#claim-call-record).
+ * Mails every pending member of the merchant's session who has an email, within the limits above; a
+ * member sharing an address with another is mailed once. The mails are claimed in one short transaction,
+ * sent with no transaction open, and a refused mail gives its claim back (docs/decisions.md#claim-call-record).
+ * A session that has sent its rounds is reminder_limit_reached.
  */
 export async function remindPendingMembers(
   deps: Deps,
@@ -41,21 +62,47 @@ export async function remindPendingMembers(
     result.skipped = pending.length;
     return result;
   }
-  for (const member of pending) {
-    const now = deps.clock.now();
-    if (!member.email || !(await claimReminder(deps.db.kysely, member.id, now, now - REMINDER_INTERVAL_MS))) {
-      result.skipped++;
-      continue;
+  const now = deps.clock.now();
+  const { claims, round } = await deps.db.kysely.transaction().execute(async (trx) => {
+    // The daily limit spans the merchant's sessions: its claims are made one transaction at a time.
+    if (deps.db.dialect === 'postgres') await lockMerchantRow(trx, merchantId);
+    const rounds = await countReminderRounds(trx, session.id);
+    if (rounds >= MAX_REMINDER_ROUNDS) throw new ServiceError('reminder_limit_reached');
+    const claimed: { member: Member; claimId: string }[] = [];
+    const seen = new Set<string>();
+    for (const member of pending) {
+      const address = member.email ? addressKey(member.email) : '';
+      if (!address || seen.has(address)) continue;
+      seen.add(address);
+      if (await sessionMailedAddressSince(trx, session.id, address, now - HOUR_MS)) continue;
+      const today = await countMailsToAddress(trx, merchantId, address, now - DAY_MS);
+      if (today >= MAX_REMINDERS_PER_ADDRESS_PER_DAY) continue;
+      const claimId = await insertReminderMail(trx, {
+        merchantId,
+        sessionId: session.id,
+        address,
+        sentAt: now,
+      });
+      claimed.push({ member, claimId });
     }
+    if (claimed.length > 0)
+      await insertReminderRound(trx, { sessionId: session.id, merchantId, round: rounds + 1, sentAt: now });
+    return { claims: claimed, round: rounds + 1 };
+  });
+  result.skipped = pending.length - claims.length;
+  for (const { member, claimId } of claims) {
     try {
       await deps.mailer.send(reminderMail(deps, merchant, session, member));
       result.reminded++;
     } catch (error) {
       deps.logger.warn({ err: (error as Error).message, member_id: member.id }, 'reminder mail failed');
-      await releaseReminder(deps.db.kysely, member.id, member.lastRemindedAt);
+      await deleteReminderMail(deps.db.kysely, claimId);
       result.failed++;
     }
   }
+  // A round in which no mail went out is not one: the organizer may try again.
+  if (claims.length > 0 && result.reminded === 0)
+    await deleteReminderRound(deps.db.kysely, session.id, round);
   return result;
 }
 
@@ -71,8 +118,8 @@ function reminderMail(deps: Deps, merchant: Merchant, session: Session, member: 
   const order = session.orderRef ? ` (order ${session.orderRef})` : '';
   return {
     to: member.email as string,
-    // Members may answer the organizer; the organizer's own reminder has no one else to reply to.
-    ...(session.customer?.email && !member.isOrganizer ? { replyTo: session.customer.email } : {}),
+    // No Reply-To: the organizer's address was typed in a browser and never verified, and a reply-to of
+    // someone else's choosing would make our mail theirs (docs/decisions.md#reminder-limits).
     subject: `Reminder: your ${amount} share for ${merchant.name}`,
     text: [
       `Hi ${member.name},`,

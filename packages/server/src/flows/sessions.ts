@@ -2,9 +2,11 @@
 // transaction that the flow owns (docs/architecture.md). Handlers parse, call one of these and shape
 // the reply.
 import { type Cart, verifyCartSignature } from '@group-checkout/node';
+import type { ServiceEnv } from '../config.ts';
 import type { Deps } from '../deps.ts';
 import { checkCart } from '../domain/cart.ts';
 import { type GroupConfigInput, resolveGroupConfig } from '../domain/group-config.ts';
+import { canonicalOrigins, isPublicImageUrl, parseOrigin } from '../domain/origins.ts';
 import { secretsInForce } from '../domain/rotation.ts';
 import { refundsOf } from '../domain/settling.ts';
 import { diagnoseCartSignature } from '../domain/signature-check.ts';
@@ -14,6 +16,7 @@ import type { LocaleSetting } from '../i18n/locales.ts';
 import { ids, sha256 } from '../ids.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { insertMembers, type Member } from '../store/members.ts';
+import type { Merchant } from '../store/merchants.ts';
 import {
   type Customer,
   closePendingSession,
@@ -79,6 +82,17 @@ export async function createSession(
 
   const group = resolveGroupConfig(input.groupConfig);
   if (!group.ok) invalid('invalid_request', group.errors);
+  const env = deps.config.serviceEnv;
+  // A publishable key is public and its cart signature can be replayed (docs/decisions.md#replayed-signatures):
+  // what it sets beyond the cart is held to the page it came from.
+  const browser =
+    caller.keyKind === 'publishable' ? browserOrigin(caller.merchant, input.origin, env) : undefined;
+  if (browser !== undefined && input.webhookUrl !== undefined) {
+    throw new ServiceError('not_allowed_with_publishable_key', {
+      message:
+        'webhook_url cannot be set with a publishable key: register your endpoint once with POST /webhooks (secret key), or create the session from your server.',
+    });
+  }
   const urlErrors = (
     [
       ['success_url', input.successUrl],
@@ -86,15 +100,29 @@ export async function createSession(
       ['webhook_url', input.webhookUrl],
     ] as const
   )
-    .map(([field, value]) =>
-      value === undefined ? undefined : checkMerchantUrl(field, value, deps.config.serviceEnv),
-    )
+    .map(([field, value]) => {
+      if (value === undefined) return undefined;
+      const problem = checkMerchantUrl(field, value, env);
+      if (problem || browser === undefined) return problem;
+      return new URL(value).origin === browser
+        ? undefined
+        : `${field} must be on the page's own origin (${browser}) when the session is created with a publishable key`;
+    })
     .filter((e): e is string => e !== undefined);
   // In production a webhook target must also resolve only to public addresses, as a registered
   // endpoint must: our delivery workers are never to be aimed inside our own network.
-  if (input.webhookUrl !== undefined && deps.config.serviceEnv === 'production' && urlErrors.length === 0) {
+  if (input.webhookUrl !== undefined && env === 'production' && urlErrors.length === 0) {
     const problem = await checkWebhookEndpointUrl('webhook_url', input.webhookUrl, 'production');
     if (problem) urlErrors.push(problem);
+  }
+  // Members' browsers load the thumbnails: in production never from an address inside their own network.
+  if (env === 'production') {
+    input.cart.items.forEach((item, i) => {
+      if (item.image_url !== undefined && !isPublicImageUrl(item.image_url))
+        urlErrors.push(
+          `cart.items[${i}].image_url must be https on a public host name (no IP address, no local name)`,
+        );
+    });
   }
   if (urlErrors.length > 0) invalid('invalid_request', urlErrors);
 
@@ -133,9 +161,9 @@ export async function createSession(
     cancelUrl: input.cancelUrl ?? null,
     webhookUrl: input.webhookUrl ?? null,
     // Hosted pages may be framed only by the page that created the session, or for sessions created
-    // server-side by the merchant's configured origins (docs/api.md#hosted-pages-and-embedding).
-    embedOrigins:
-      caller.keyKind === 'publishable' && input.origin ? [input.origin] : [...merchant.allowedOrigins],
+    // server-side by the merchant's registered origins (docs/api.md#hosted-pages-and-embedding); either
+    // way canonical origins only, never a header as it was sent.
+    embedOrigins: browser !== undefined ? [browser] : canonicalOrigins(merchant.allowedOrigins),
     groupToken: ids.groupToken(),
     merchantFeePpm: merchant.merchantFeePpm,
     consumerFeePpm: merchant.consumerFeePpm,
@@ -202,6 +230,30 @@ export async function createSession(
       if (!isUniqueViolation(error) || attempt >= MAX_CREATED_AT_TRIES) throw error;
     }
   }
+}
+
+/**
+ * The canonical origin of a publishable-key create (docs/api.md#origins): its Origin header parsed strictly,
+ * and one of the merchant's registered origins when it has any. In production a merchant with none
+ * registered creates no browser sessions; the sandbox takes any well-formed origin until one is registered.
+ */
+function browserOrigin(merchant: Merchant, header: string | undefined, env: ServiceEnv): string {
+  const parsed = parseOrigin(header, env);
+  if (!parsed.ok) {
+    throw new ServiceError('invalid_origin', {
+      message: `The Origin header is not a web origin: ${parsed.reason}. A browser session is created from a web page served over https (http only on localhost in the sandbox).`,
+    });
+  }
+  const registered = canonicalOrigins(merchant.allowedOrigins);
+  if (registered.includes(parsed.origin)) return parsed.origin;
+  if (registered.length === 0 && env === 'sandbox') return parsed.origin;
+  const register = `group-checkout merchant update --merchant ${merchant.id} --allowed-origin ${parsed.origin}`;
+  throw new ServiceError('origin_not_allowed', {
+    message:
+      registered.length === 0
+        ? `Origin ${parsed.origin} is not registered: in production a merchant registers the origins its pages create sessions from. Register it with: ${register}`
+        : `Origin ${parsed.origin} is not one of this merchant's registered origins (${registered.join(', ')}). Register it with: ${register}`,
+  });
 }
 
 /**

@@ -5,6 +5,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { ServiceEnv } from '../config.ts';
 import { isPublicAddress } from '../domain/addresses.ts';
+import { isLoopbackHost } from '../domain/origins.ts';
 
 /** Control characters, spaces and lone surrogates: the URL parser would drop or replace them silently, so the
  * URL we stored would not be the one we call. */
@@ -20,10 +21,6 @@ function parse(raw: string): URL | undefined {
     return undefined;
   }
 }
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-const isLoopbackHost = (hostname: string) =>
-  LOOPBACK_HOSTS.has(hostname) || hostname.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 
 /**
  * A redirect or per-session webhook URL (success_url, cancel_url, webhook_url): https, or in the sandbox

@@ -7,6 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app-type.ts';
 import type { Deps } from '../deps.ts';
+import { canonicalOrigins, parseOrigin } from '../domain/origins.ts';
 import { ServiceError } from '../errors.ts';
 import { loadPayPage, loadSharePage, sessionForToken } from '../flows/pay-access.ts';
 import { CATALOGUES } from '../i18n/catalogues.ts';
@@ -55,12 +56,17 @@ const one = (value: string | string[] | undefined): string | undefined =>
 
 const THEMES: readonly Theme[] = ['auto', 'light', 'dark'];
 
-/** What the URL asks of the page: embed mode, the parent to post to (only a recorded origin), the theme. */
+/**
+ * What the URL asks of the page: embed mode, the parent to post to, the theme. The frame ancestors are the
+ * session's recorded origins, each re-parsed here (a row from before origins were parsed may hold anything:
+ * what is not a canonical origin is left out); the parent is parent_origin only when, parsed, it is one
+ * of them. No value from the request or the row reaches the policy or the page unparsed.
+ */
 function embedding(query: PageQuery, session: Session | undefined) {
   const embed = one(query.embed) === '1';
-  const recorded = session?.embedOrigins ?? [];
-  const parent = one(query.parent_origin);
-  const parentOrigin = embed && parent && recorded.includes(parent) ? parent : undefined;
+  const recorded = canonicalOrigins(session?.embedOrigins ?? []);
+  const parent = parseOrigin(one(query.parent_origin), 'sandbox');
+  const parentOrigin = embed && parent.ok && recorded.includes(parent.origin) ? parent.origin : undefined;
   const themeAsked = one(query.theme) as Theme | undefined;
   const theme = themeAsked && THEMES.includes(themeAsked) ? themeAsked : 'auto';
   // Outside embed mode nothing may frame the page; in it, only the recorded origins (never parent_origin).

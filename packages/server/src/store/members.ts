@@ -123,32 +123,6 @@ export async function updatePendingMember(
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** Claims a reminder slot: sets last_reminded_at only if the last one is older than `notBefore`. */
-export async function claimReminder(
-  db: Executor,
-  memberId: string,
-  now: number,
-  notBefore: number,
-): Promise<boolean> {
-  const result = await db
-    .updateTable('members')
-    .set({ last_reminded_at: now })
-    .where('id', '=', memberId)
-    .where('status', '=', 'pending')
-    .where((eb) => eb.or([eb('last_reminded_at', 'is', null), eb('last_reminded_at', '<=', notBefore)]))
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
-
-/** Gives a reminder slot back when the mail could not be sent. */
-export async function releaseReminder(
-  db: Executor,
-  memberId: string,
-  previous: number | null,
-): Promise<void> {
-  await db.updateTable('members').set({ last_reminded_at: previous }).where('id', '=', memberId).execute();
-}
-
 export async function findMemberById(db: Executor, memberId: string): Promise<Member | undefined> {
   const row = await db.selectFrom('members').selectAll().where('id', '=', memberId).executeTakeFirst();
   return row && toMember(row);

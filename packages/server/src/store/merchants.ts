@@ -197,6 +197,19 @@ export async function updateProcessorAccount(
   return result.numUpdatedRows > 0n;
 }
 
+/** Replaces the merchant's registered origins (canonical, docs/api.md#origins). */
+export async function updateAllowedOrigins(
+  trx: Transaction<Database>,
+  merchantId: string,
+  origins: readonly string[],
+): Promise<void> {
+  await trx
+    .updateTable('merchants')
+    .set({ allowed_origins: JSON.stringify(origins) })
+    .where('id', '=', merchantId)
+    .execute();
+}
+
 export async function findMerchantById(
   db: Executor,
   secrets: SecretBox,

@@ -253,6 +253,22 @@ export interface LedgerLinesTable {
   created_at: number;
 }
 
+interface ReminderRoundsTable {
+  session_id: string;
+  round: number;
+  merchant_id: string;
+  sent_at: number;
+}
+
+interface ReminderMailsTable {
+  id: string;
+  merchant_id: string;
+  session_id: string;
+  /** The recipient's address, trimmed and lowercased: what the limits are keyed by. */
+  address: string;
+  sent_at: number;
+}
+
 export interface Database {
   merchants: MerchantsTable;
   api_keys: ApiKeysTable;
@@ -268,6 +284,8 @@ export interface Database {
   processor_events: ProcessorEventsTable;
   disputes: DisputesTable;
   ledger_lines: LedgerLinesTable;
+  reminder_rounds: ReminderRoundsTable;
+  reminder_mails: ReminderMailsTable;
 }
 
 /** What a named query runs on: the database, or a transaction a flow holds open. */

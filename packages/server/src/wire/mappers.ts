@@ -198,7 +198,11 @@ function nextActionOf(member: Member, attempts: readonly Attempt[]) {
   return paying?.clientSecret ? { type: 'authenticate' as const, client_secret: paying.clientSecret } : null;
 }
 
-/** One member's share as the payer's page shows it, with their payment once there is one. */
+/**
+ * One member's share as the payer's page shows it, with their payment once there is one. No session id, no
+ * group token, no other member: a share link is forwarded, and with the public publishable key a session
+ * id would list the whole group (docs/api.md#share-privacy).
+ */
 export function shareToWire(
   session: Session,
   member: Member,
@@ -208,7 +212,6 @@ export function shareToWire(
 ) {
   return {
     share_id: member.shareId,
-    session_id: session.id,
     session_status: session.status,
     merchant_name: merchantName,
     order_ref: session.orderRef,

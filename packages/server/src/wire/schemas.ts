@@ -264,7 +264,6 @@ const CartViewSchema = Type.Object({
 /** One member's share as the payer's page shows it (GET {pay_url}/api/v1/shares/{shareId}). */
 export const ShareSchema = Type.Object({
   share_id: Type.String(),
-  session_id: Type.String(),
   session_status: Type.String(),
   merchant_name: Type.String(),
   order_ref: Type.Union([Type.String(), Type.Null()]),

@@ -105,7 +105,11 @@ for (const dialect of DIALECTS) {
       const headers = { 'idempotency-key': key };
       const first = await t.request('POST', '/v1/sessions', { key: m.secretKey, body, headers });
       assert.equal(first.status, 200, first.text);
-      const replay = await t.request('POST', '/v1/sessions', { key: m.publishableKey, body, headers });
+      const replay = await t.request('POST', '/v1/sessions', {
+        key: m.publishableKey,
+        body,
+        headers: { ...headers, origin: 'https://shop.example' },
+      });
       assert.equal(replay.headers.get('idempotent-replayed'), null);
       assertError(replay, 400, 'invalid_signature');
       assert.doesNotMatch(replay.text, /at_/);

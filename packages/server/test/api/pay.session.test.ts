@@ -150,7 +150,6 @@ for (const dialect of DIALECTS) {
         {
           request_id: 'x',
           share_id: ada.share_id,
-          session_id: created.session_id,
           session_status: 'pending',
           merchant_name: 'Test Shop',
           order_ref: 'ORD-1001',

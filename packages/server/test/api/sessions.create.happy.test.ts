@@ -38,6 +38,7 @@ for (const dialect of DIALECTS) {
       const cart = sampleCart();
       const res = await t.request('POST', '/v1/sessions', {
         key: t.merchant.publishableKey,
+        headers: { origin: 'https://shop.example' },
         body: { cart, signature: signCart(cart, t.merchant.merchant.signingSecret) },
       });
       assert.equal(res.status, 200, res.text);
@@ -78,7 +79,10 @@ for (const dialect of DIALECTS) {
       const cart = sampleCart({ metadata: { order_ref: 'ORD-HEADER' } });
       const res = await t.request('POST', '/v1/sessions', {
         key: t.merchant.publishableKey,
-        headers: { 'x-service-signature': signCart(cart, t.merchant.merchant.signingSecret).toUpperCase() },
+        headers: {
+          origin: 'https://shop.example',
+          'x-service-signature': signCart(cart, t.merchant.merchant.signingSecret).toUpperCase(),
+        },
         body: { cart },
       });
       assert.equal(res.status, 200, res.text);
@@ -89,6 +93,7 @@ for (const dialect of DIALECTS) {
       const cart = sampleCart();
       const res = await t.request('POST', '/v1/sessions', {
         key: t.merchant.publishableKey,
+        headers: { origin: 'https://shop.example' },
         body: { cart, signature: signCart(cart, t.merchant.merchant.signingSecret).toUpperCase() },
       });
       assert.equal(res.status, 200, res.text);
@@ -195,6 +200,7 @@ for (const dialect of DIALECTS) {
       const cart: Cart = utf16Cart();
       const res = await t.request('POST', '/v1/sessions', {
         key: t.merchant.publishableKey,
+        headers: { origin: 'https://shop.example' },
         body: { cart, signature: signCart(cart, t.merchant.merchant.signingSecret) },
       });
       assert.equal(res.status, 200, res.text);
@@ -202,6 +208,7 @@ for (const dialect of DIALECTS) {
       const reversed = { ...cart, items: [...cart.items].reverse() };
       const again = await t.request('POST', '/v1/sessions', {
         key: t.merchant.publishableKey,
+        headers: { origin: 'https://shop.example' },
         body: { cart: reversed, signature: signCart(cart, t.merchant.merchant.signingSecret) },
       });
       assert.equal(again.status, 200, again.text);
@@ -222,18 +229,20 @@ for (const dialect of DIALECTS) {
           .execute();
         const inBody = await t.request('POST', '/v1/sessions', {
           key: merchant.publishableKey,
+          headers: { origin: 'https://shop.example' },
           body: { cart: vector.cart, signature: vector.signature },
         });
         assert.equal(inBody.status, 200, `${vector.name}: ${inBody.text}`);
         const inHeader = await t.request('POST', '/v1/sessions', {
           key: merchant.publishableKey,
-          headers: { 'x-service-signature': vector.signature },
+          headers: { origin: 'https://shop.example', 'x-service-signature': vector.signature },
           body: { cart: vector.cart },
         });
         assert.equal(inHeader.status, 200, `${vector.name}: ${inHeader.text}`);
         const tampered = { ...vector.cart, metadata: { ...vector.cart.metadata, extra: '1' } };
         const refused = await t.request('POST', '/v1/sessions', {
           key: merchant.publishableKey,
+          headers: { origin: 'https://shop.example' },
           body: { cart: tampered, signature: vector.signature },
         });
         assertError(refused, 400, 'invalid_signature', vector.name);
@@ -257,6 +266,7 @@ for (const dialect of DIALECTS) {
       const sent = sampleCart({ metadata: { table: '12', order_ref: 'ORD-77', channel: 'web' } });
       const res = await t.request('POST', '/v1/sessions', {
         key: t.merchant.publishableKey,
+        headers: { origin: 'https://shop.example' },
         body: { cart: sent, signature: signCart(signed, t.merchant.merchant.signingSecret) },
       });
       assert.equal(res.status, 200, res.text);
@@ -267,11 +277,14 @@ for (const dialect of DIALECTS) {
       const plain = sampleCart();
       const res = await t.request('POST', '/v1/sessions', {
         key: t.merchant.publishableKey,
+        headers: { origin: 'https://shop.example' },
         body: { cart: withImages(plain), signature: signCart(plain, t.merchant.merchant.signingSecret) },
       });
       assert.equal(res.status, 200, res.text);
     });
 
+    // From a server (secret key): a browser's key may set none of webhook_url, and redirects only on its
+    // own origin (sessions.create.trust.test.ts).
     test('https redirect and webhook URLs are accepted; http on localhost too in the sandbox', async () => {
       for (const urls of [
         {
@@ -285,7 +298,7 @@ for (const dialect of DIALECTS) {
           webhook_url: 'http://localhost:3000/hooks',
         },
       ]) {
-        const created = await createSession(t, { extra: urls });
+        const created = await createSession(t, { via: 'secret', extra: urls });
         const page = await t.request('GET', `/api/v1/session?access=${organizerToken(created)}`);
         assert.equal(page.body.success_url, urls.success_url);
         assert.equal(page.body.cancel_url, urls.cancel_url);

@@ -29,8 +29,13 @@ for (const dialect of DIALECTS) {
     });
     after(() => t?.close());
 
+    // A publishable key is used from the merchant's page, whose Origin the browser sends.
     const post = (key: string, body: unknown, headers?: Record<string, string>) =>
-      t.request('POST', '/v1/sessions', { key, body, headers });
+      t.request('POST', '/v1/sessions', {
+        key,
+        body,
+        headers: key.startsWith('svc_pk_') ? { origin: 'https://shop.example', ...headers } : headers,
+      });
 
     /** A 400 invalid_signature whose details name `first` first, then the four-step checklist. */
     async function refusedSignature(key: string, cart: Cart, signature: string, first: string | RegExp) {

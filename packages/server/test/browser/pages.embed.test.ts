@@ -130,6 +130,49 @@ describe('embedding the hosted pages (Chromium)', () => {
     assert.deepEqual(await messages(page), []);
   });
 
+  test('a parent_origin that is no origin (*, null, a path, a directive, spaces, unicode) gets no message', async () => {
+    const { url } = await newSession(t, { merchant });
+    for (const parent of [
+      '*',
+      'null',
+      `${recorded.origin}/`,
+      `${recorded.origin}/shop`,
+      `${recorded.origin}; report-uri https://evil.example/r`,
+      `${recorded.origin} https://evil.example`,
+      'https://bücher.example',
+    ]) {
+      const src = `${url}&embed=1&parent_origin=${encodeURIComponent(parent)}`;
+      const { page, frame } = await framed(recorded.origin, src);
+      await page.waitForSelector('#gc');
+      await page.waitForFunction(() => true);
+      const inner = frame();
+      assert.ok(inner, parent);
+      // The page runs, framed by the recorded origin: its policy names that origin only.
+      await inner.waitForSelector('#setup-form');
+      await page.waitForTimeout(300);
+      assert.deepEqual(await messages(page), [], parent);
+      await page.context().close();
+    }
+  });
+
+  test('a session recorded with Origin "*" before origins were parsed is framed by nobody and posts to nobody', async () => {
+    const { created, url } = await newSession(t, { merchant });
+    await t.deps.db.kysely
+      .updateTable('sessions')
+      .set({ embed_origins: JSON.stringify(['*']) })
+      .where('id', '=', created.session_id)
+      .execute();
+    for (const parent of [stranger.origin, recorded.origin]) {
+      const { page } = await framed(parent, `${url}&embed=1&parent_origin=${encodeURIComponent('*')}`);
+      const iframe = await (await page.waitForSelector('#gc')).contentFrame();
+      await page.waitForTimeout(700);
+      const ours = await iframe?.evaluate(() => document.getElementById('app') !== null).catch(() => false);
+      assert.equal(ours, false, `${parent} framing a "*" session`);
+      assert.deepEqual(await messages(page), []);
+      await page.context().close();
+    }
+  });
+
   test('another origin cannot frame the page, nor can anyone outside embed mode', async () => {
     const { url } = await newSession(t, { merchant });
     for (const [parent, src] of [

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { CATALOGUES } from '../../src/i18n/catalogues.ts';
 import en from '../../src/i18n/catalogues/en.ts';
+import { CATALOGUES } from '../../src/i18n/catalogues.ts';
 import { LOCALES, type Locale } from '../../src/i18n/locales.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/chromium.ts';
@@ -29,7 +29,18 @@ const BROWSER: Record<Locale, string> = {
 };
 
 /** Words every language may show as they are: names, brands and terms of the trade. */
-const LOANWORDS = new Set(['group', 'checkout', 'stripe', 'secure', 'cvc', 'email', 'total', 'open', 'test', 'shop']);
+const LOANWORDS = new Set([
+  'group',
+  'checkout',
+  'stripe',
+  'secure',
+  'cvc',
+  'email',
+  'total',
+  'open',
+  'test',
+  'shop',
+]);
 
 const words = (text: string) => text.toLowerCase().match(/\p{L}{3,}/gu) ?? [];
 const ENGLISH = new Set(Object.values(en).flatMap(words));
@@ -39,7 +50,9 @@ function englishLeft(text: string, lang: Locale, data: string[]): string[] {
   if (lang === 'en') return [];
   const own = new Set(Object.values(CATALOGUES[lang]).flatMap(words));
   const given = new Set(data.flatMap(words));
-  return [...new Set(words(text))].filter((w) => ENGLISH.has(w) && !own.has(w) && !given.has(w) && !LOANWORDS.has(w));
+  return [...new Set(words(text))].filter(
+    (w) => ENGLISH.has(w) && !own.has(w) && !given.has(w) && !LOANWORDS.has(w),
+  );
 }
 
 test('the English detector finds English', () => {
@@ -62,7 +75,9 @@ describe('the member pages in every language (Chromium)', () => {
     const cart = {
       total: currency === 'jpy' ? 9000 : 3750,
       currency,
-      items: [{ id: 'sku_raclette', name: 'Raclette', quantity: 1, unit_price: currency === 'jpy' ? 9000 : 3750 }],
+      items: [
+        { id: 'sku_raclette', name: 'Raclette', quantity: 1, unit_price: currency === 'jpy' ? 9000 : 3750 },
+      ],
       metadata: { order_ref: 'ORD-7' },
     };
     const created = await createSession(t, { cart, extra });
@@ -102,7 +117,9 @@ describe('the member pages in every language (Chromium)', () => {
       const before = await check(page, lang, data, 'share page');
       // 12.50 each, in that language's way of writing euros.
       const due = (await page.textContent('[data-testid="amount-due"]')) ?? '';
-      const expected = new Intl.NumberFormat(BROWSER[lang], { style: 'currency', currency: 'EUR' }).format(12.63);
+      const expected = new Intl.NumberFormat(BROWSER[lang], { style: 'currency', currency: 'EUR' }).format(
+        12.63,
+      );
       assert.equal(due, expected);
       if (lang === 'fr') {
         assert.equal(due.replace(/\s/g, ' '), '12,63 €');
@@ -141,7 +158,9 @@ describe('the member pages in every language (Chromium)', () => {
 
   test('Accept-Language by q-value: German first when the browser prefers it over English', async () => {
     const { share } = await groupOfThree();
-    const context = await browser.newContext({ extraHTTPHeaders: { 'accept-language': 'sv-SE, de;q=0.8, en;q=0.5' } });
+    const context = await browser.newContext({
+      extraHTTPHeaders: { 'accept-language': 'sv-SE, de;q=0.8, en;q=0.5' },
+    });
     const page = await context.newPage();
     await page.goto(`${t.baseUrl}/s/${share}`);
     assert.equal(await page.getAttribute('html', 'lang'), 'de');

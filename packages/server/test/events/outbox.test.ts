@@ -259,6 +259,7 @@ for (const dialect of DIALECTS) {
       const before = (await eventRows(t)).length;
       const res = await t.request('POST', '/v1/sessions', {
         key: t.merchant.publishableKey,
+        headers: { origin: 'https://shop.example' },
         body: { cart: sampleCart(), signature: '0'.repeat(64) },
       });
       assertError(res, 400, 'invalid_signature');

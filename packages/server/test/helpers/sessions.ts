@@ -40,6 +40,8 @@ export interface CreateOptions {
   group_config?: Record<string, unknown>;
   customer?: Record<string, unknown>;
   extra?: Record<string, unknown>;
+  /** The page's Origin with the publishable key: default the merchant's first registered origin. */
+  origin?: string;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the created session as the API answered it
@@ -55,10 +57,17 @@ export async function createSession(t: ApiClient, options: CreateOptions = {}): 
   if (options.group_config) body.group_config = options.group_config;
   if (options.customer) body.customer = options.customer;
   const key = via === 'publishable' ? merchant.publishableKey : merchant.secretKey;
-  const res = await t.request('POST', '/v1/sessions', { key, body });
+  // A publishable key is used from a web page: the browser sends the page's Origin (docs/api.md#origins).
+  const headers: Record<string, string> =
+    via === 'publishable' ? { origin: options.origin ?? pageOrigin(merchant) } : {};
+  const res = await t.request('POST', '/v1/sessions', { key, body, headers });
   assert.equal(res.status, 200, res.text);
   return res.body;
 }
+
+/** The origin a merchant's page creates sessions from: its first registered one. */
+export const pageOrigin = (merchant: TestMerchant): string =>
+  merchant.merchant.allowedOrigins[0] ?? 'https://shop.example';
 
 /** The organizer's access token out of session_url. */
 export const organizerToken = (created: Created): string =>

@@ -4,7 +4,13 @@
 import type { FastifyRequest, onRequestHookHandler, preParsingHookHandler } from 'fastify';
 import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
-import { type AuthRequirement, allowBrowser, authenticate, CORS_ALLOWED_HEADERS } from '../auth.ts';
+import {
+  type AuthRequirement,
+  allowBrowser,
+  authenticate,
+  CORS_ALLOWED_HEADERS,
+  corsOrigin,
+} from '../auth.ts';
 import { idempotentPosts } from '../idempotency.ts';
 import { hooksOf } from '../schemas.ts';
 import * as eventsGet from './events.get.ts';
@@ -65,7 +71,8 @@ export async function merchantApi(app: App, { deps }: { deps: Deps }) {
     'publishable-or-secret': asPreParsing(authenticate(deps, 'publishable-or-secret')),
   };
   const cors: onRequestHookHandler = (request, reply, done) => {
-    if (/^Bearer\s+svc_pk_/i.test(request.headers.authorization ?? '')) allowBrowser(request, reply);
+    if (/^Bearer\s+svc_pk_/i.test(request.headers.authorization ?? ''))
+      allowBrowser(request, reply, deps.config.serviceEnv);
     done();
   };
   // Per route as it is registered (the rate limit's hook is already on the route by then).
@@ -79,7 +86,7 @@ export async function merchantApi(app: App, { deps }: { deps: Deps }) {
 
   // CORS preflight for browser calls with a publishable key (docs/api.md#cors).
   app.options('/*', { schema: { hide: true } }, async (request, reply) => {
-    const origin = request.headers.origin;
+    const origin = corsOrigin(request, deps.config.serviceEnv);
     if (origin) {
       reply.header('access-control-allow-origin', origin);
       reply.header('access-control-allow-methods', 'GET, POST, OPTIONS');

@@ -83,7 +83,8 @@ export type ParentEvent =
 export function notifyParent(
   ctx: PageContext,
   type: ParentEvent,
-  sessionId: string,
+  /** null from a member's page, which never learns the session id (docs/api.md#share-privacy). */
+  sessionId: string | null,
   orderRef: string | null,
   error?: { code: string; message: string },
 ) {
@@ -108,7 +109,7 @@ export function reportFinal(
   ctx: PageContext,
   before: string,
   status: string,
-  sessionId: string,
+  sessionId: string | null,
   orderRef: string | null,
 ): boolean {
   const event = FINAL_EVENT[status];
@@ -118,7 +119,7 @@ export function reportFinal(
 }
 
 /** In a modal, Escape asks the embedding page to close it. */
-function closeOnEscape(ctx: PageContext, sessionId: string, orderRef: string | null) {
+function closeOnEscape(ctx: PageContext, sessionId: string | null, orderRef: string | null) {
   if (!ctx.embed) return;
   document.addEventListener('keydown', (event) => {
     if (event.key === 'Escape') notifyParent(ctx, 'close', sessionId, orderRef);
@@ -451,7 +452,7 @@ export function bindPayForm(
  */
 export function startPage(
   ctx: PageContext,
-  session: { id: string; orderRef: string | null; open: boolean },
+  session: { id: string | null; orderRef: string | null; open: boolean },
   render: () => void,
   refresh: () => Promise<boolean>,
 ) {

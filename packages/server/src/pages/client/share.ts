@@ -15,7 +15,7 @@ function update(next: PageShare, force: string[] = []) {
   // The pay answer has no group progress; keep the last one until the next read.
   share = { ...next, group: next.group ?? share.group };
   render(force);
-  reportFinal(ctx, before, share.session_status, share.session_id, share.order_ref);
+  reportFinal(ctx, before, share.session_status, null, share.order_ref);
 }
 
 async function refresh(): Promise<boolean> {
@@ -55,7 +55,7 @@ bindPayForm(
 );
 startPage(
   ctx,
-  { id: share.session_id, orderRef: share.order_ref, open: share.session_status === 'pending' },
+  { id: null, orderRef: share.order_ref, open: share.session_status === 'pending' },
   render,
   refresh,
 );

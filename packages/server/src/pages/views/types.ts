@@ -69,7 +69,6 @@ export interface PageSession {
 /** GET /api/v1/shares/{shareId} */
 export interface PageShare {
   share_id: string;
-  session_id: string;
   session_status: SessionStatus;
   merchant_name: string;
   order_ref: string | null;
