@@ -85,3 +85,12 @@ test('amounts per locale and currency: JPY without decimals, EUR in French as 12
   assert.equal(plain(formatMoney(123456, 'usd', 'es')), '1234,56 US$');
   assert.equal(plain(formatMoney(123456, 'brl', 'pt-BR')), 'R$ 1.234,56');
 });
+
+test("the SDK's button and modal speak the same languages as the pages", async () => {
+  const { WORDS } = await import('../../../sdk/src/words.ts');
+  assert.deepEqual(Object.keys(WORDS).sort(), [...LOCALES].sort());
+  for (const [lang, words] of Object.entries(WORDS)) {
+    for (const text of Object.values(words)) assert.ok(text.trim(), lang);
+    if (lang !== 'en') assert.notEqual(words.label, WORDS.en.label, `${lang}: the label is still English`);
+  }
+});
