@@ -29,7 +29,10 @@ describe('browser SDK: languages', () => {
   test('the label in the browser’s language, for each of the eight; English for any other', async () => {
     const m = await h.merchant();
     const labels: Record<string, string> = {};
-    for (const [lang, browserLocale] of [...Object.entries(BROWSERS), ['en', 'sv-SE']] as [string, string][]) {
+    for (const [lang, browserLocale] of [...Object.entries(BROWSERS), ['en', 'sv-SE']] as [
+      string,
+      string,
+    ][]) {
       const shop = await h.shop(m, { browserLocale });
       try {
         labels[browserLocale] = (await shop.page.textContent(PAY)) ?? '';
@@ -46,7 +49,11 @@ describe('browser SDK: languages', () => {
 
   test('init’s locale over the browser, the button’s over init’s; it becomes the session’s locale', async () => {
     const m = await h.merchant();
-    const shop = await h.shop(m, { browserLocale: 'fr-FR', init: { locale: 'ja' }, button: { locale: 'de' } });
+    const shop = await h.shop(m, {
+      browserLocale: 'fr-FR',
+      init: { locale: 'ja' },
+      button: { locale: 'de' },
+    });
     try {
       assert.equal(await shop.page.textContent(PAY), 'Gemeinsam bezahlen');
       const sent = shop.page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/v1/sessions'));
@@ -64,7 +71,11 @@ describe('browser SDK: languages', () => {
       assert.equal(await auto.page.textContent(PAY), 'Paga in gruppo');
       const sent = auto.page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/v1/sessions'));
       await auto.page.click(PAY);
-      assert.equal(JSON.parse((await sent).postData() ?? '{}').locale, undefined, 'auto: the pages follow the reader');
+      assert.equal(
+        JSON.parse((await sent).postData() ?? '{}').locale,
+        undefined,
+        'auto: the pages follow the reader',
+      );
     } finally {
       await auto.close();
     }
@@ -77,7 +88,11 @@ describe('browser SDK: languages', () => {
       const message = await shop.page.evaluate(() => {
         try {
           (globalThis as unknown as { GroupCheckout: { button(o: unknown): unknown } }).GroupCheckout.button({
-            cart: { total: 100, currency: 'usd', items: [{ id: 'a', name: 'A', quantity: 1, unit_price: 100 }] },
+            cart: {
+              total: 100,
+              currency: 'usd',
+              items: [{ id: 'a', name: 'A', quantity: 1, unit_price: 100 }],
+            },
             locale: 'sv',
           });
           return 'ok';

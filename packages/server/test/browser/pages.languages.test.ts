@@ -86,6 +86,7 @@ describe('the member pages in every language (Chromium)', () => {
     });
     assert.equal(res.status, 200, res.text);
     return {
+      organizerUrl: created.session_url as string,
       share: res.body.group.members[1].share_id as string,
       other: res.body.group.members[2].share_id as string,
       joinUrl: res.body.join_url as string,
@@ -110,9 +111,20 @@ describe('the member pages in every language (Chromium)', () => {
   }
 
   for (const lang of LOCALES) {
-    test(`${lang}: the share page before and after paying, the group's page and a refusal`, async () => {
-      const { share, other, joinUrl } = await groupOfThree();
+    test(`${lang}: the organizer's page, the share page before and after paying, the group's page and a refusal`, async () => {
+      const { organizerUrl, share, other, joinUrl } = await groupOfThree();
       const data = ['Raclette', 'Ann', 'Bea', 'Cato', 'Test Shop', 'ORD-7', t.merchant.merchant.name];
+      const organizer = await open(organizerUrl, BROWSER[lang]);
+      await check(organizer, lang, data, "organizer's page");
+      // The set-up form in each mode, with its running total and its checks, in that language.
+      for (const mode of ['custom', 'percentage', 'itemized', 'host-pays']) {
+        await organizer.check(`input[name="mode"][value="${mode}"]`);
+        await check(organizer, lang, data, `organizer's page, ${mode}`);
+      }
+      await organizer.fill('#m1-name', '');
+      await organizer.click('#setup-form button[type="submit"]');
+      await organizer.waitForSelector('#setup-error:not(:empty), .error:not(:empty)');
+      await check(organizer, lang, data, "organizer's page, a refused set-up");
       const page = await open(`${t.baseUrl}/s/${share}`, BROWSER[lang]);
       const before = await check(page, lang, data, 'share page');
       // 12.50 each, in that language's way of writing euros.

@@ -190,7 +190,7 @@ describe('paying on the hosted pages (Chromium)', () => {
     // Ann and Bob have emails; Cy has none.
     assert.equal(
       await organizer.textContent('#actions-status'),
-      'Sent 2 reminders. 1 not sent: no email, or reminded within the hour.',
+      'Sent 2 reminders. 1 not sent: no email, or reminded recently.',
     );
     await organizer.click('[data-action="remind"]');
     await organizer.waitForFunction(() =>

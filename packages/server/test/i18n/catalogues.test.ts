@@ -16,6 +16,9 @@ const SAME_IN_ENGLISH = new Set([
   'pt cart.total',
   'nl status.session.pending',
   'it groupPage.email',
+  'de setup.person',
+  'de setup.name',
+  'nl setup.percent',
 ]);
 
 const PLURAL = /\.(zero|one|two|few|many|other)$/;

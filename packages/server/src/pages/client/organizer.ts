@@ -173,11 +173,11 @@ app.addEventListener('click', async (event) => {
       const reread = await api<PageSession>(ctx, 'GET', `/session${access}`);
       afterChange(
         reread.status === 200 ? reread.body : { ...page, status: 'cancelled' },
-        'The group is cancelled.',
+        t('notice.cancelled'),
       );
       if (page.cancel_url && !ctx.embed) setTimeout(() => location.assign(page.cancel_url as string), 1500);
     } else {
-      actionFailed('cancel', answer.body.error ?? 'The group could not be cancelled.');
+      actionFailed('cancel', answer.body.error ?? t('notice.cancelFailed'));
       if (answer.status >= 500 || answer.status === 0) {
         notifyParent(ctx, 'error', page.session_id, page.order_ref, {
           code: answer.body.code ?? 'cancel_failed',
@@ -190,10 +190,10 @@ app.addEventListener('click', async (event) => {
     changes++;
     const answer = await api<PageSession>(ctx, 'POST', `/session/cover${access}`);
     if (answer.status === 200) {
-      afterChange(answer.body, 'You now pay the rest. Pay your share below.');
+      afterChange(answer.body, t('notice.covered'));
       (document.getElementById('card-number') ?? document.getElementById('mine-h'))?.focus();
     } else {
-      actionFailed('cover', answer.body.error ?? 'That did not work.');
+      actionFailed('cover', answer.body.error ?? t('notice.failed'));
     }
   } else if (action === 'remind') {
     button.disabled = true;
@@ -206,9 +206,9 @@ app.addEventListener('click', async (event) => {
     ui.notice =
       answer.status === 200
         ? answer.body.reminded > 0
-          ? `Sent ${answer.body.reminded} reminder${answer.body.reminded === 1 ? '' : 's'}.${answer.body.skipped ? ` ${answer.body.skipped} not sent: no email, or reminded within the hour.` : ''}`
-          : 'No reminder sent: add email addresses to the people in the group (reminders go at most once an hour).'
-        : (answer.body.error ?? 'Reminders could not be sent.');
+          ? `${t('notice.reminded', { count: answer.body.reminded })}${answer.body.skipped ? ` ${t('notice.skipped', { count: answer.body.skipped })}` : ''}`
+          : t('notice.noReminder')
+        : (answer.body.error ?? t('notice.remindFailed'));
     render(['actions']);
     refocus('remind');
     announce(ui.notice);
@@ -252,14 +252,14 @@ app.addEventListener('submit', async (event) => {
   );
   if (submit) submit.disabled = false;
   if (answer.status === 200) {
-    afterChange(answer.body, 'Saved. Send each person their link.');
+    afterChange(answer.body, t('notice.saved'));
     document.getElementById('links-h')?.focus();
     return;
   }
   errors =
     answer.status === 400
       ? serverErrors(answer.body.details, answer.body.error ?? '')
-      : { '': answer.body.error ?? 'That did not work.' };
+      : { '': answer.body.error ?? t('notice.failed') };
   render(['setup']);
   document.getElementById('setup-error')?.focus();
 });
@@ -287,7 +287,7 @@ bindPayForm(
   },
   async () => {
     const reread = await api<PageSession>(ctx, 'GET', `/session${access}`);
-    if (reread.status === 200) afterChange(reread.body, 'The amounts changed: check what you pay now.');
+    if (reread.status === 200) afterChange(reread.body, t('notice.amountsChanged'));
   },
 );
 notifyParent(ctx, 'group.created', page.session_id, page.order_ref);

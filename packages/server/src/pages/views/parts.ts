@@ -151,7 +151,7 @@ function orderOf(message: string, names: string[]): string[] {
 }
 
 /** A fraction (0.01, or basis points / 10 000) as a percentage in the page's locale: "1 %", "1%", "12.5%". */
-const percent = (fraction: number, locale: string): string =>
+export const percent = (fraction: number, locale: string): string =>
   new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 2 }).format(fraction);
 
 export interface ShareBasis {
