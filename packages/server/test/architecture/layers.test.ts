@@ -19,6 +19,7 @@ const ALLOWED: Record<string, string[]> = {
     'flows',
     'wire',
     'domain',
+    'i18n',
     'errors.ts',
     'ids.ts',
     'clock.ts',
@@ -26,11 +27,23 @@ const ALLOWED: Record<string, string[]> = {
     'deps.ts',
     'app-type.ts',
   ],
-  pages: ['pages', 'flows', 'wire', 'domain', 'errors.ts', 'clock.ts', 'config.ts', 'deps.ts', 'app-type.ts'],
+  pages: [
+    'pages',
+    'flows',
+    'wire',
+    'domain',
+    'i18n',
+    'errors.ts',
+    'clock.ts',
+    'config.ts',
+    'deps.ts',
+    'app-type.ts',
+  ],
   jobs: ['jobs', 'flows', 'deps.ts'],
   flows: [
     'flows',
     'domain',
+    'i18n',
     'store',
     'events',
     'wire',
@@ -44,8 +57,9 @@ const ALLOWED: Record<string, string[]> = {
   processor: ['processor', 'domain', 'store', 'ids.ts', 'clock.ts', 'config.ts'],
   events: ['events', 'wire', 'store', 'domain', 'ids.ts', 'clock.ts'],
   wire: ['wire', 'domain', 'clock.ts'],
-  store: ['store', 'domain', 'ids.ts'],
+  store: ['store', 'domain', 'i18n', 'ids.ts'],
   domain: ['domain'],
+  i18n: ['i18n'],
 };
 
 /** Layers that may name the store's types (Session, Member) without importing its queries. */
