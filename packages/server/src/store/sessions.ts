@@ -5,7 +5,7 @@ import type { Selectable, Transaction } from 'kysely';
 import type { ResolvedGroupConfig } from '../domain/group-config.ts';
 import { assertTransition, type SessionStatus } from '../domain/session-state.ts';
 import type { SplitMode } from '../domain/split.ts';
-import { isLocale, type LocaleSetting } from '../i18n/locales.ts';
+import { isLocale, type Locale, type LocaleSetting } from '../i18n/locales.ts';
 import { type Attempt, listSessionAttempts } from './attempts.ts';
 import type { Db } from './db.ts';
 import { type Dispute, listSessionDisputes } from './disputes.ts';
@@ -47,6 +47,8 @@ export interface Session {
   chargeStep: number;
   /** The language of the session's pages and mail, or `auto`: the reader's (i18n/locales.ts). */
   locale: LocaleSetting;
+  /** The language of its mail: the locale, or with `auto` the creator's (their Accept-Language). */
+  mailLocale: Locale;
   createdAt: number;
   updatedAt: number;
   expiresAt: number;
@@ -85,6 +87,7 @@ function toSession(row: Selectable<SessionsTable>): Session {
     consumerFeePpm: row.consumer_fee_ppm,
     chargeStep: row.charge_step,
     locale: (isLocale(row.locale) ? row.locale : 'auto') as LocaleSetting,
+    mailLocale: isLocale(row.mail_locale) ? row.mail_locale : 'en',
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     expiresAt: row.expires_at,
@@ -126,6 +129,7 @@ export async function insertSession(trx: Transaction<Database>, session: Session
       consumer_fee_ppm: session.consumerFeePpm,
       charge_step: session.chargeStep,
       locale: session.locale,
+      mail_locale: session.mailLocale,
       created_at: session.createdAt,
       updated_at: session.updatedAt,
       expires_at: session.expiresAt,

@@ -182,6 +182,7 @@ for (const dialect of DIALECTS) {
             settledAt: null,
             settleAfter: null,
             locale: 'auto' as const,
+            mailLocale: 'en' as const,
           };
           const member = { ...organizer, createdAt: now, updatedAt: now };
           await insertSession(trx, session);

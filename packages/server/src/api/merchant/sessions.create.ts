@@ -61,6 +61,7 @@ export function register(app: App, deps: Deps) {
         cancelUrl: body.cancel_url,
         webhookUrl: body.webhook_url,
         locale: body.locale as LocaleSetting | undefined,
+        acceptLanguage: request.headers['accept-language'],
         origin: request.headers.origin,
       };
       return withAnswer(

@@ -218,4 +218,19 @@ export default {
   'notice.remindFailed': 'Die Erinnerungen konnten nicht gesendet werden.',
   'notice.saved': 'Gespeichert. Schick jeder Person ihren Link.',
   'notice.amountsChanged': 'Die Beträge haben sich geändert: Prüf, was du jetzt zahlst.',
+  // Reminder mail (plain text)
+  'mail.reminder.subject': 'Erinnerung: dein Anteil von {amount} bei {merchant}',
+  'mail.hi': 'Hallo {name},',
+  'mail.reminder.organizer':
+    'Du kaufst als Gruppe bei {merchant}{order} ein, und dein eigener Anteil ist noch offen.',
+  'mail.reminder.member':
+    '{organizer} kauft als Gruppe bei {merchant}{order} ein, und dein Anteil ist noch offen.',
+  'mail.someone': 'Dein Organisator',
+  'mail.order': ' (Bestellung {ref})',
+  'mail.share': 'Dein Anteil: {amount}',
+  'mail.shareWithFee': 'Dein Anteil: {amount} (zuzüglich {fee} Servicegebühr)',
+  'mail.payHere': 'Hier bezahlen: {link}',
+  'mail.expires':
+    'Die Gruppe läuft am {date} (UTC) ab. Ist sie bis dahin nicht vollständig bezahlt, wird jede Zahlung erstattet.',
+  'mail.signature': '— Group Checkout',
 } satisfies Catalogue;

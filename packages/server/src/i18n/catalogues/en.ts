@@ -229,4 +229,19 @@ export default {
   'notice.remindFailed': 'Reminders could not be sent.',
   'notice.saved': 'Saved. Send each person their link.',
   'notice.amountsChanged': 'The amounts changed: check what you pay now.',
+  // Reminder mail (plain text)
+  'mail.reminder.subject': 'Reminder: your {amount} share for {merchant}',
+  'mail.hi': 'Hi {name},',
+  'mail.reminder.organizer':
+    'You are buying from {merchant}{order} as a group, and your own share is still open.',
+  'mail.reminder.member':
+    '{organizer} is buying from {merchant}{order} as a group, and your share is still open.',
+  'mail.someone': 'Your organizer',
+  'mail.order': ' (order {ref})',
+  'mail.share': 'Your share: {amount}',
+  'mail.shareWithFee': 'Your share: {amount} (plus a {fee} service fee)',
+  'mail.payHere': 'Pay it here: {link}',
+  'mail.expires':
+    'The group expires on {date} (UTC). If it is not fully paid by then, every payment is refunded.',
+  'mail.signature': '— Group Checkout',
 } as const;

@@ -221,4 +221,19 @@ export default {
   'notice.remindFailed': 'No se han podido enviar los recordatorios.',
   'notice.saved': 'Guardado. Envía a cada persona su enlace.',
   'notice.amountsChanged': 'Los importes han cambiado: revisa lo que pagas ahora.',
+  // Reminder mail (plain text)
+  'mail.reminder.subject': 'Recordatorio: tu parte de {amount} en {merchant}',
+  'mail.hi': 'Hola, {name}:',
+  'mail.reminder.organizer':
+    'Estás comprando en grupo en {merchant}{order}, y tu propia parte sigue sin pagar.',
+  'mail.reminder.member':
+    '{organizer} está comprando en grupo en {merchant}{order}, y tu parte sigue sin pagar.',
+  'mail.someone': 'Tu organizador',
+  'mail.order': ' (pedido {ref})',
+  'mail.share': 'Tu parte: {amount}',
+  'mail.shareWithFee': 'Tu parte: {amount} (más {fee} de cargo por servicio)',
+  'mail.payHere': 'Págala aquí: {link}',
+  'mail.expires':
+    'El grupo caduca el {date} (UTC). Si para entonces no está pagado por completo, se devuelven todos los pagos.',
+  'mail.signature': '— Group Checkout',
 } satisfies Catalogue;

@@ -223,4 +223,19 @@ export default {
   'notice.remindFailed': 'Les rappels n’ont pas pu être envoyés.',
   'notice.saved': 'Enregistré. Envoyez à chacun son lien.',
   'notice.amountsChanged': 'Les montants ont changé : vérifiez ce que vous payez maintenant.',
+  // Reminder mail (plain text)
+  'mail.reminder.subject': 'Rappel : votre part de {amount} chez {merchant}',
+  'mail.hi': 'Bonjour {name},',
+  'mail.reminder.organizer':
+    'Vous achetez en groupe chez {merchant}{order}, et votre propre part n’est pas encore payée.',
+  'mail.reminder.member':
+    '{organizer} achète en groupe chez {merchant}{order}, et votre part n’est pas encore payée.',
+  'mail.someone': 'Votre organisateur',
+  'mail.order': ' (commande {ref})',
+  'mail.share': 'Votre part : {amount}',
+  'mail.shareWithFee': 'Votre part : {amount} (plus {fee} de frais de service)',
+  'mail.payHere': 'Payez-la ici : {link}',
+  'mail.expires':
+    'Le groupe expire le {date} (UTC). S’il n’est pas entièrement payé d’ici là, chaque paiement est remboursé.',
+  'mail.signature': '— Group Checkout',
 } satisfies Catalogue;

@@ -224,4 +224,19 @@ export default {
   'notice.remindFailed': 'Non è stato possibile inviare i promemoria.',
   'notice.saved': 'Salvato. Manda a ciascuno il suo link.',
   'notice.amountsChanged': 'Gli importi sono cambiati: controlla quanto paghi adesso.',
+  // Reminder mail (plain text)
+  'mail.reminder.subject': 'Promemoria: la tua quota di {amount} da {merchant}',
+  'mail.hi': 'Ciao {name},',
+  'mail.reminder.organizer':
+    'Stai comprando in gruppo da {merchant}{order}, e la tua quota non è ancora pagata.',
+  'mail.reminder.member':
+    '{organizer} sta comprando in gruppo da {merchant}{order}, e la tua quota non è ancora pagata.',
+  'mail.someone': 'Il tuo organizzatore',
+  'mail.order': ' (ordine {ref})',
+  'mail.share': 'La tua quota: {amount}',
+  'mail.shareWithFee': 'La tua quota: {amount} (più {fee} di commissione di servizio)',
+  'mail.payHere': 'Pagala qui: {link}',
+  'mail.expires':
+    'Il gruppo scade il {date} (UTC). Se entro allora non è pagato per intero, ogni pagamento viene rimborsato.',
+  'mail.signature': '— Group Checkout',
 } satisfies Catalogue;

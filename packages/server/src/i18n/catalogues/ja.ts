@@ -210,4 +210,19 @@ export default {
   'notice.remindFailed': 'リマインダーを送れませんでした。',
   'notice.saved': '保存しました。一人ひとりにリンクを送ってください。',
   'notice.amountsChanged': '金額が変わりました。今のお支払い額をご確認ください。',
+  // Reminder mail (plain text)
+  'mail.reminder.subject': 'リマインダー: {merchant} でのあなたの負担分 {amount}',
+  'mail.hi': '{name}さん',
+  'mail.reminder.organizer':
+    '{merchant}{order} でグループ購入中ですが、あなた自身の負担分がまだ支払われていません。',
+  'mail.reminder.member':
+    '{organizer}さんが {merchant}{order} でグループ購入中ですが、あなたの負担分がまだ支払われていません。',
+  'mail.someone': '幹事',
+  'mail.order': '（注文番号 {ref}）',
+  'mail.share': 'あなたの負担分: {amount}',
+  'mail.shareWithFee': 'あなたの負担分: {amount}（別途サービス手数料 {fee}）',
+  'mail.payHere': 'お支払いはこちら: {link}',
+  'mail.expires':
+    'グループの期限は {date}（UTC）です。それまでに全額が支払われない場合、すべての支払いが返金されます。',
+  'mail.signature': '— Group Checkout',
 } satisfies Catalogue;

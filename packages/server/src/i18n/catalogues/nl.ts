@@ -217,4 +217,17 @@ export default {
   'notice.remindFailed': 'De herinneringen konden niet worden verstuurd.',
   'notice.saved': 'Opgeslagen. Stuur iedereen zijn eigen link.',
   'notice.amountsChanged': 'De bedragen zijn veranderd: controleer wat je nu betaalt.',
+  // Reminder mail (plain text)
+  'mail.reminder.subject': 'Herinnering: jouw deel van {amount} bij {merchant}',
+  'mail.hi': 'Hoi {name},',
+  'mail.reminder.organizer': 'Je koopt als groep bij {merchant}{order}, en je eigen deel staat nog open.',
+  'mail.reminder.member': '{organizer} koopt als groep bij {merchant}{order}, en jouw deel staat nog open.',
+  'mail.someone': 'Je organisator',
+  'mail.order': ' (bestelling {ref})',
+  'mail.share': 'Jouw deel: {amount}',
+  'mail.shareWithFee': 'Jouw deel: {amount} (plus {fee} servicekosten)',
+  'mail.payHere': 'Betaal het hier: {link}',
+  'mail.expires':
+    'De groep verloopt op {date} (UTC). Is hij dan niet volledig betaald, dan wordt elke betaling terugbetaald.',
+  'mail.signature': '— Group Checkout',
 } satisfies Catalogue;

@@ -221,4 +221,19 @@ export default {
   'notice.remindFailed': 'Não foi possível enviar os lembretes.',
   'notice.saved': 'Guardado. Envie a cada pessoa o seu link.',
   'notice.amountsChanged': 'Os valores mudaram: verifique quanto paga agora.',
+  // Reminder mail (plain text)
+  'mail.reminder.subject': 'Lembrete: a sua parte de {amount} na {merchant}',
+  'mail.hi': 'Olá {name},',
+  'mail.reminder.organizer':
+    'Está a comprar em grupo na {merchant}{order}, e a sua própria parte ainda não está paga.',
+  'mail.reminder.member':
+    '{organizer} está a comprar em grupo na {merchant}{order}, e a sua parte ainda não está paga.',
+  'mail.someone': 'O seu organizador',
+  'mail.order': ' (encomenda {ref})',
+  'mail.share': 'A sua parte: {amount}',
+  'mail.shareWithFee': 'A sua parte: {amount} (mais {fee} de taxa de serviço)',
+  'mail.payHere': 'Pague aqui: {link}',
+  'mail.expires':
+    'O grupo expira a {date} (UTC). Se até lá não estiver totalmente pago, todos os pagamentos são reembolsados.',
+  'mail.signature': '— Group Checkout',
 } satisfies Catalogue;

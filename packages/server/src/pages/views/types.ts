@@ -1,7 +1,7 @@
-import type { Locale } from '../../i18n/locales.ts';
-import type { Catalogue } from '../../i18n/translate.ts';
 // The wire shapes the pages read: the pay-page API's answers (docs/api.md#pay-page-api), plus the page's own
 // context. The server renders from them and the pages' scripts re-render from the same answers when they poll.
+import type { Locale } from '../../i18n/locales.ts';
+import type { Catalogue } from '../../i18n/translate.ts';
 
 export type SplitMode = 'equal' | 'itemized' | 'custom' | 'percentage' | 'host-pays';
 export type SessionStatus = 'pending' | 'funded' | 'cancelled' | 'expired';
