@@ -8,8 +8,10 @@
 // to run some of the measurements (hello, merchants-me, reference, reference-full, sessions-create,
 // session-get, reference-pay, share-pay, webhooks, pages), BENCH_PAY_RATE (3000): the most req/s a pay
 // target is expected to reach, which sizes the shares made for it beforehand, BENCH_WEBHOOK_EVENTS (3000):
-// events delivered by the webhook benchmark (bench/webhooks.ts), BENCH_PAGE_RUNS (20): cold page loads per
-// page in the hosted pages' benchmark (bench/pages.ts), which runs last.
+// events delivered by the webhook benchmark (bench/webhooks.ts), BENCH_POSTGRES_URL (or TEST_DATABASE_URL):
+// a PostgreSQL server for the webhook benchmark's multi-process part (bench/webhooks-postgres.ts,
+// BENCH_ONLY=webhooks-postgres; skipped without one), BENCH_PAGE_RUNS (20): cold page loads per page in the
+// hosted pages' benchmark (bench/pages.ts), which runs last.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +32,11 @@ import {
 import { benchPages, type PagesBenchResult, pagesReport } from './pages.ts';
 import { GROUP_SIZE, PAY_BODY, SharePool, seedReference, seedService } from './shares.ts';
 import { benchWebhooks, type WebhookBenchResult, webhookReport } from './webhooks.ts';
+import {
+  benchWebhooksPostgres,
+  type PostgresWebhookBenchResult,
+  postgresWebhookReport,
+} from './webhooks-postgres.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const BENCH = fileURLToPath(new URL('./', import.meta.url));
@@ -383,6 +390,16 @@ async function main(): Promise<void> {
     webhooks = await benchWebhooks(WEBHOOK_EVENTS);
     process.stdout.write(`\n${webhookReport(webhooks).join('\n')}\n`);
   }
+  let webhooksPostgres: PostgresWebhookBenchResult | undefined;
+  const postgresUrl = process.env.BENCH_POSTGRES_URL || process.env.TEST_DATABASE_URL;
+  if (selected('webhooks') || selected('webhooks-postgres')) {
+    if (postgresUrl) {
+      webhooksPostgres = await benchWebhooksPostgres(postgresUrl, WEBHOOK_EVENTS);
+      process.stdout.write(`\n${postgresWebhookReport(webhooksPostgres).join('\n')}\n`);
+    } else {
+      process.stdout.write('\nwebhook deliveries on PostgreSQL: skipped (set BENCH_POSTGRES_URL)\n');
+    }
+  }
   let pages: PagesBenchResult | undefined;
   if (selected('pages')) {
     pages = await benchPages(PAGE_RUNS);
@@ -391,7 +408,7 @@ async function main(): Promise<void> {
   mkdirSync(join(ROOT, 'data'), { recursive: true });
   writeFileSync(
     RESULTS_FILE,
-    `${JSON.stringify({ ...environment, measurements, ratios, webhooks, pages }, null, 2)}\n`,
+    `${JSON.stringify({ ...environment, measurements, ratios, webhooks, webhooksPostgres, pages }, null, 2)}\n`,
   );
   process.stdout.write(`\nresults written to ${RESULTS_FILE}\n`);
 

@@ -42,7 +42,7 @@ export interface WebhookBenchResult {
 const ROOT = new URL('../../../', import.meta.url).pathname;
 
 /** A body the size and shape of a real group.share_paid event. */
-function eventBody(id: string, i: number): string {
+export function eventBody(id: string, i: number): string {
   return JSON.stringify({
     id,
     type: 'group.share_paid',
@@ -61,7 +61,7 @@ function eventBody(id: string, i: number): string {
   });
 }
 
-const percentile = (sorted: number[], p: number) =>
+export const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 
 export async function benchWebhooks(events: number): Promise<WebhookBenchResult> {
@@ -144,7 +144,7 @@ export async function benchWebhooks(events: number): Promise<WebhookBenchResult>
     const markDispatched = raw.prepare('update events set dispatched_at = ? where id = ?');
     const insertDelivery = raw.prepare(
       `insert into deliveries (id, event_id, merchant_id, webhook_id, url, state, attempt_count, next_attempt_at,
-        claim, claimed_until, created_at, updated_at) values (?, ?, ?, ?, ?, 'pending', 0, ?, null, null, ?, ?)`,
+        created_at, updated_at) values (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
     );
     const insertAttempt = raw.prepare(
       'insert into delivery_attempts (delivery_id, number, at, status_code, latency_ms, error) values (?, 1, ?, ?, ?, ?)',

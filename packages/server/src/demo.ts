@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { dirname } from 'node:path';
 import type { Config } from './config.ts';
 import type { Deps } from './deps.ts';
-import { changeAllowedOrigins, countMerchants, createMerchant } from './flows/merchants.ts';
+import { changeAllowedOrigins, countMerchants, createMerchantOnce } from './flows/merchants.ts';
 import { createWebhookEndpoint, deleteWebhookEndpoint } from './flows/webhooks.ts';
 
 /** Relative to the working directory, as the default database is: `npm start` runs from the repository root. */
@@ -74,8 +74,11 @@ export async function ensureDemoMerchant(deps: Deps): Promise<void> {
   }
   const payOrigin = new URL(config.publicPayUrl).origin;
   const shopUrl = config.demoShopPort === undefined ? undefined : shopUrlOf(config.demoShopPort);
-  const created = await createMerchant(
+  // Several processes starting together on an empty database all get here: the first to write the
+  // demo merchant's mark makes it, and the others, waiting on that row, find it made and stop.
+  const created = await createMerchantOnce(
     deps.db,
+    'demo_merchant',
     {
       // The shop's own name (examples/shop), which the payer pages show as the merchant's.
       name: 'Camp Supply',
@@ -89,6 +92,7 @@ export async function ensureDemoMerchant(deps: Deps): Promise<void> {
     },
     deps.clock.now(),
   );
+  if (!created) return;
   const m = created.merchant;
   const shopLines: string[] = [];
   if (shopUrl) {

@@ -10,6 +10,9 @@ export async function serve(config: Config): Promise<void> {
   warnAboutConfig(deps);
   await ensureDemoMerchant(deps);
   const app = await buildApp(deps);
+  // Routes compile their schemas when the app gets ready, a second or two of solid work on a busy
+  // machine: done before the workers start, so that no webhook's send timeout runs out meanwhile.
+  await app.ready();
   const workers = await startWorkers(deps);
   let closing = false;
   const shutdown = async (signal: string) => {

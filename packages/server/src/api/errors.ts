@@ -60,6 +60,13 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
 };
 
 /**
+ * Answers that mean "not yet" (docs/api.md#idempotency): the same request, sent again later, may go
+ * another way. They are never kept against an Idempotency-Key, so the key sent again runs again.
+ * (429 and every 5xx are not kept either, whatever their code: api/idempotency.ts.)
+ */
+const NOT_YET: ReadonlySet<ErrorCode> = new Set(['payment_in_progress', 'idempotency_in_progress']);
+
+/**
  * Headers on every answer (docs/api.md#conventions): no MIME sniffing, no referrer (page and API URLs
  * may carry tokens), and nothing cached, since answers carry credentials (an organizer's session_url,
  * a webhook secret, share links). The hosted pages set their own caching for their static assets.
@@ -79,6 +86,7 @@ function errorBody(requestId: string, error: ServiceError): string {
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ServiceError) {
+  if (request.idempotency && NOT_YET.has(error.code)) request.idempotency.notYet = true;
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
   return reply
     .code(STATUS_OF[error.code])

@@ -90,8 +90,9 @@ export function idempotencyOnSend(deps: Deps) {
   async function store(claim: IdempotencyClaim, statusCode: number, payload: unknown) {
     // A 400 means the request was refused as sent and nothing ran: free the key so that the corrected
     // request may use it. 401 and 403 are answers to whoever sent them, not outcomes of the request (and
-    // must not let anyone write rows). A 429 or 5xx may be retried as it is. Every other answer is the
-    // request's outcome.
+    // must not let anyone write rows). A "not yet" (a 409 *_in_progress, a payment waiting on the
+    // payer's authentication), a 429 or a 5xx may be retried as it is, and the retry must run: the
+    // moment after, the answer may be another. Every other answer is the request's outcome.
     if (claim.notYet || REFUSED.has(statusCode) || statusCode >= 500 || typeof payload !== 'string') {
       await releaseKey(deps, claim);
     } else {

@@ -50,11 +50,12 @@ function buildEvent(type: EventType, snapshot: SessionSnapshot, now: number): Ev
 }
 
 /**
- * Writes the event inside `trx`; answers it. The row's created_at is the outbox order: strictly
- * increasing per session, so that two events of one session in one millisecond (a create and a cancel)
- * still read back, and go out, in the order they happened. The payload's timestamp stays `now`. Every
- * caller has locked the session row in `trx` first, so no other event of the session is written
- * concurrently. The dispatcher is told through `signal` once the transaction commits.
+ * Writes the event inside `trx`; answers it. The database numbers the row as it is inserted (events.seq):
+ * the order delivery follows. Every caller has locked the session row in `trx` first, so no other event of
+ * the session is written concurrently, and the session's next event is numbered only after this one
+ * committed: per session, number order is commit order (docs/decisions.md#webhook-delivery). The row's
+ * created_at also strictly increases per session (GET /events reads in that order); the payload's
+ * timestamp stays `now`. The dispatcher is told through `signal` once the transaction commits.
  */
 export async function recordEvent(
   signal: EventSignal,

@@ -1,9 +1,11 @@
 // Webhook delivery (docs/decisions.md#webhook-delivery). An event committed to the outbox is fanned out
 // into one delivery per target: the session's webhook_url (signed with the merchant's session webhook
-// secret) and every enabled endpoint subscribed to its type (signed with its own). A dispatcher claims
-// due deliveries, a few per target, sends each, and records every attempt; a failure is retried on the
-// configured schedule, a 410 disables the endpoint. A claim runs out, so a dispatcher that dies mid-batch
-// leaves its deliveries to the next one: nothing is lost, and a delivery may arrive twice (at least once).
+// secret) and every enabled endpoint subscribed to its type (signed with its own). Each URL's deliveries
+// form a queue in commit order. A dispatcher takes the lease of a URL whose queue head is due, sends the
+// queue's deliveries one after another and records every attempt; a failure is retried on the configured
+// schedule and holds the deliveries behind it, a 410 disables the endpoint. A lease runs out at most twice
+// the send timeout after it was last renewed, so a dispatcher that dies holds up its own URLs alone, and
+// briefly: nothing is lost, and a delivery may arrive twice (at least once).
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Deps } from '../deps.ts';
@@ -13,17 +15,20 @@ import { ids } from '../ids.ts';
 import {
   type AttemptOutcome,
   type AttemptRecord,
-  claimDueDeliveries,
-  claimMoreOfUrl,
   type Delivery,
   failPendingDeliveriesTo,
   findEventPayloads,
+  findHeldDueUrlExpiry,
   findSessionWebhookUrl,
   insertDeliveries,
-  lockUndispatchedEvents,
   markEventsDispatched,
+  type QueuedDelivery,
+  queueHeads,
   recordDeliveryAttempts,
-  releaseDeliveries,
+  releaseUrl,
+  renewUrlLease,
+  takeDueUrls,
+  takeUndispatchedEvents,
 } from '../store/deliveries.ts';
 import { findMerchantById } from '../store/merchants.ts';
 import type { Database } from '../store/schema.ts';
@@ -85,22 +90,21 @@ export function newDelivery(
     state: 'pending',
     attemptCount: 0,
     nextAttemptAt: now,
-    claim: null,
-    claimedUntil: null,
     createdAt: now,
     updatedAt: now,
   };
 }
 
 /**
- * Fans out the oldest events not fanned out yet, one batch in one transaction (on PostgreSQL the batch's
- * events are locked, so several dispatchers share the work); answers whether a full batch was found, in
- * which case more may be waiting. One batch at a time lets deliveries start while a backlog is fanned out.
+ * Fans out the oldest events not fanned out yet, in commit order, one batch in one transaction (on
+ * PostgreSQL under a lock that lets one dispatcher fan out at a time, so that deliveries are queued in the
+ * order of their events); answers whether a full batch was found, in which case more may be waiting. One
+ * batch at a time lets deliveries start while a backlog is fanned out.
  */
 export async function fanOutEvents(deps: Deps): Promise<boolean> {
   const fanned = await deps.db.kysely.transaction().execute(async (trx) => {
     const now = deps.clock.now();
-    const events = await lockUndispatchedEvents(trx, deps.db.dialect, FAN_OUT_BATCH);
+    const events = await takeUndispatchedEvents(trx, deps.db.dialect, FAN_OUT_BATCH);
     const endpointsOf = new Map<string, Awaited<ReturnType<typeof listWebhookEndpoints>>>();
     const deliveries: Delivery[] = [];
     for (const event of events) {
@@ -111,7 +115,7 @@ export async function fanOutEvents(deps: Deps): Promise<boolean> {
       }
       for (const target of targetsOf(event, endpoints)) deliveries.push(newDelivery(event, target, now));
     }
-    await insertDeliveries(trx, deliveries);
+    await insertDeliveries(trx, deliveries, now);
     await markEventsDispatched(
       trx,
       events.map((e) => e.id),
@@ -122,65 +126,77 @@ export async function fanOutEvents(deps: Deps): Promise<boolean> {
   return fanned === FAN_OUT_BATCH;
 }
 
-/** Due deliveries to one URL, claimed together and sent one after another, oldest first. */
+/** A URL this dispatcher holds the lease of, and the head of its queue, to send in order. */
 export interface Chain {
   url: string;
-  claim: string;
-  deliveries: Delivery[];
-  /** How many deliveries the chain takes at a time. */
+  /** The lease's holder id. */
+  holder: string;
+  /** Until when the lease is ours, as last taken or renewed. */
+  heldUntil: number;
+  deliveries: QueuedDelivery[];
+  /** How many deliveries the chain reads from its queue at a time. */
   length: number;
 }
 
 export interface ClaimOptions {
-  /** At most this many chains (targets)… */
+  /** At most this many URLs (chains)… */
   targets: number;
-  /** …of at most this many deliveries each. */
+  /** …with at most this many deliveries read at a time. */
   perTarget: number;
   /** URLs this process is delivering to now. */
   busy: readonly string[];
 }
 
 /**
- * Claims due deliveries as chains, one per URL. The claim lasts long enough to send a whole chain with
- * every attempt taking the full timeout; past that another dispatcher may take them.
+ * How long a lease lasts from its last renewal: 1.75 send timeouts. A holder renews it before an attempt
+ * when less than RENEW_BELOW timeouts are left, so every attempt starts with at least one and a half
+ * timeouts of lease ahead and ends (the timeout bounds it) with half a timeout to spare before anyone else
+ * may take the URL. A holder that dies holds its URLs at most 1.75 timeouts; the quarter left of twice
+ * the timeout is for another dispatcher to wake (at the lease's end) and take over.
+ */
+const leaseMs = (deps: Deps) => Math.floor(1.75 * deps.config.webhookTimeoutMs);
+const RENEW_BELOW = 1.5;
+
+/**
+ * Takes the lease of URLs whose queue head is due and reads each one's head as a chain. A URL taken with
+ * nothing due after all (its head was delivered or failed meanwhile) is given back at once.
  */
 export async function claimChains(deps: Deps, options: ClaimOptions): Promise<Chain[]> {
   const now = deps.clock.now();
-  const claim = randomUUID();
-  const rows = await claimDueDeliveries(deps.db.kysely, deps.db.dialect, {
+  // The process id first: an operator (or a test) can tell which process holds a URL.
+  const holder = `${process.pid}.${randomUUID()}`;
+  const heldUntil = now + leaseMs(deps);
+  const urls = await takeDueUrls(deps.db.kysely, deps.db.dialect, {
     now,
-    claim,
-    until: now + claimLifetimeMs(deps, options.perTarget),
-    targets: options.targets,
-    perTarget: options.perTarget,
+    holder,
+    until: heldUntil,
+    limit: options.targets,
     busy: options.busy,
   });
-  const chains = new Map<string, Chain>();
-  for (const row of rows) {
-    let chain = chains.get(row.url);
-    if (!chain) {
-      chain = { url: row.url, claim, deliveries: [], length: options.perTarget };
-      chains.set(row.url, chain);
-    }
-    chain.deliveries.push(row);
+  const heads = await queueHeads(deps.db.kysely, urls, now, options.perTarget);
+  const chains: Chain[] = [];
+  for (const url of urls) {
+    const deliveries = heads.get(url) ?? [];
+    if (deliveries.length === 0) await releaseUrl(deps.db.kysely, deps.db.dialect, url, holder);
+    else chains.push({ url, holder, heldUntil, deliveries, length: options.perTarget });
   }
-  return [...chains.values()];
+  return chains;
 }
 
 /**
- * A chain goes on only while its receiver answers 2xx, each attempt within the timeout: its length plus
- * one timeouts, and a second for the writes, bound it. Past that a dispatcher is presumed dead.
+ * When the first lease held by another dispatcher on a URL with due deliveries runs out, if any (`busy`:
+ * the URLs this process delivers to): wake then to take the URL over from a process that may have died.
  */
-const claimLifetimeMs = (deps: Deps, perTarget: number) =>
-  (perTarget + 1) * deps.config.webhookTimeoutMs + 1000;
+export const heldElsewhereUntil = (deps: Deps, busy: readonly string[]) =>
+  findHeldDueUrlExpiry(deps.db.kysely, deps.clock.now(), busy);
 
 /**
  * Sends a chain's deliveries in order and records each attempt; while the receiver keeps answering 2xx,
- * the chain goes on with its URL's next due deliveries, so a burst to one receiver costs one indexed
- * claim per CHAIN's worth rather than a search of the whole queue. When the receiver fails one, the rest
- * are given back unattempted: they are retried in their turn without piling onto a receiver that is down.
+ * the chain goes on with its queue's next deliveries, under the same lease (renewed as it goes). When the
+ * receiver fails one, the chain ends there: the deliveries behind it wait for its retry, as a queue does.
  * Attempts are recorded in groups while the chain goes on (a crash before a group is written sends those
- * deliveries again: at least once). Answers the soonest retry it scheduled, if any.
+ * deliveries again: at least once). The URL is given back at the end, its queue's next due time written.
+ * Answers the soonest retry it scheduled, if any.
  */
 export async function deliverChain(
   deps: Deps,
@@ -188,34 +204,53 @@ export async function deliverChain(
   sender: Sender,
   stopping: () => boolean = () => false,
 ): Promise<number | undefined> {
-  const log = new AttemptLog(deps, chain.claim);
+  const log = new AttemptLog(deps, chain.holder);
+  const lease = new Lease(deps, chain);
   let retryAt: number | undefined;
   let batch = chain.deliveries;
-  while (batch.length > 0) {
-    const sent = await sendInOrder(deps, batch, sender, log, stopping);
-    if (sent.retryAt !== undefined) retryAt = Math.min(retryAt ?? sent.retryAt, sent.retryAt);
-    if (sent.done < batch.length) {
-      await log.flushed();
-      // The rest go back now, unattempted, rather than wait for the claim to run out.
-      await releaseDeliveries(
-        deps.db.kysely,
-        batch.slice(sent.done).map((d) => d.id),
-        chain.claim,
-      );
-      break;
+  try {
+    while (batch.length > 0) {
+      const sent = await sendInOrder(deps, batch, sender, log, stopping, lease);
+      if (sent.retryAt !== undefined) retryAt = Math.min(retryAt ?? sent.retryAt, sent.retryAt);
+      if (sent.done < batch.length || stopping() || lease.lost) break;
+      // Every delivery sent so far was delivered; some may not be recorded yet: read on after them.
+      const last = (batch.at(-1) as QueuedDelivery).seq;
+      const now = deps.clock.now();
+      batch = (await queueHeads(deps.db.kysely, [chain.url], now, chain.length, last)).get(chain.url) ?? [];
     }
-    if (stopping()) break;
-    const now = deps.clock.now();
-    batch = await claimMoreOfUrl(deps.db.kysely, deps.db.dialect, {
-      now,
-      claim: chain.claim,
-      until: now + claimLifetimeMs(deps, chain.length),
-      url: chain.url,
-      limit: chain.length,
-    });
+  } finally {
+    await log.flushed();
+    if (!lease.lost) await releaseUrl(deps.db.kysely, deps.db.dialect, chain.url, chain.holder);
   }
-  await log.flushed();
   return retryAt;
+}
+
+/** A chain's lease on its URL: renewed before an attempt when less than RENEW_BELOW timeouts are left. */
+class Lease {
+  lost = false;
+  private heldUntil: number;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly chain: Chain,
+  ) {
+    this.heldUntil = chain.heldUntil;
+  }
+
+  /** True when an attempt may start now: the lease is ours for long enough. */
+  async ready(): Promise<boolean> {
+    if (this.lost) return false;
+    const now = this.deps.clock.now();
+    if (this.heldUntil - now >= RENEW_BELOW * this.deps.config.webhookTimeoutMs) return true;
+    const until = now + leaseMs(this.deps);
+    if (await renewUrlLease(this.deps.db.kysely, { url: this.chain.url, holder: this.chain.holder, until })) {
+      this.heldUntil = until;
+      return true;
+    }
+    this.lost = true;
+    this.deps.logger.warn({ url: this.chain.url }, 'webhook URL lease ran out and was taken over');
+    return false;
+  }
 }
 
 /**
@@ -228,18 +263,22 @@ async function sendInOrder(
   sender: Sender,
   log: AttemptLog,
   stopping: () => boolean,
+  lease: Lease,
 ): Promise<{ done: number; retryAt: number | undefined }> {
-  const payloads = await findEventPayloads(
-    deps.db.kysely,
-    batch.map((d) => d.eventId),
-  );
-  const endpoints = await findWebhookEndpointsById(deps.db.kysely, deps.db.secrets, [
-    ...new Set(batch.flatMap((d) => (d.webhookId ? [d.webhookId] : []))),
+  // Side by side: on PostgreSQL two connections, two round trips at once.
+  const [payloads, endpoints] = await Promise.all([
+    findEventPayloads(
+      deps.db.kysely,
+      batch.map((d) => d.eventId),
+    ),
+    findWebhookEndpointsById(deps.db.kysely, deps.db.secrets, [
+      ...new Set(batch.flatMap((d) => (d.webhookId ? [d.webhookId] : []))),
+    ]),
   ]);
   let retryAt: number | undefined;
   let done = 0;
   for (const delivery of batch) {
-    if (stopping()) break;
+    if (stopping() || !(await lease.ready())) break;
     const secrets = await signingSecrets(deps, delivery, endpoints);
     let outcome: AttemptOutcome;
     if (typeof secrets === 'string') {
@@ -288,7 +327,7 @@ class AttemptLog {
 
   constructor(
     private readonly deps: Deps,
-    private readonly claim: string,
+    private readonly holder: string,
   ) {}
 
   add(record: AttemptRecord): void {
@@ -306,9 +345,15 @@ class AttemptLog {
   private start(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.writing ??= this.write().finally(() => {
-      this.writing = undefined;
-    });
+    // A write that fails (the database gone for a moment) loses those records, not the process: their
+    // deliveries stay pending and are sent again (at least once).
+    this.writing ??= this.write()
+      .catch((error: unknown) =>
+        this.deps.logger.error({ err: error }, 'webhook delivery attempts could not be recorded'),
+      )
+      .finally(() => {
+        this.writing = undefined;
+      });
   }
 
   private async write(): Promise<void> {
@@ -317,12 +362,12 @@ class AttemptLog {
       this.waiting = [];
       const recorded = await this.deps.db.kysely
         .transaction()
-        .execute((trx) => recordDeliveryAttempts(trx, this.claim, batch));
+        .execute((trx) => recordDeliveryAttempts(trx, this.deps.db.dialect, this.holder, batch));
       for (const { delivery } of batch) {
         if (!recorded.has(delivery.id)) {
           this.deps.logger.warn(
             { delivery_id: delivery.id },
-            'webhook delivery claim ran out before its attempt was recorded',
+            'webhook URL lease was taken over before this attempt was recorded',
           );
         }
       }

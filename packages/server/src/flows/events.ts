@@ -41,8 +41,8 @@ export async function getEventDetail(deps: Deps, merchantId: string, eventId: st
 
 /**
  * A fresh delivery of the event to every target it has now (the session's webhook_url, the endpoints
- * subscribed to its type and enabled), due at once; earlier deliveries stay as they are. Answers the
- * event with all its deliveries.
+ * subscribed to its type and enabled), at the end of each URL's queue; earlier deliveries stay as they
+ * are. Answers the event with all its deliveries.
  */
 export async function redeliverEvent(
   deps: Deps,
@@ -58,6 +58,7 @@ export async function redeliverEvent(
     await insertDeliveries(
       trx,
       targets.map((target) => newDelivery(row, target, now)),
+      now,
     );
     // The dispatcher hears of it as of a new event: the fresh deliveries are due now.
     await deps.db.events.announce(trx);

@@ -32,8 +32,9 @@ export interface IdempotencyClaim {
   /** Set once the answer is stored, so that it is not stored twice. */
   answered?: boolean;
   /**
-   * Set by a flow whose answer means "not yet" (a payment waiting on the payer's authentication): the key
-   * is freed, never stored, so that the same key sent again runs again (docs/api.md#idempotency).
+   * Set when the answer means "not yet": by a flow (a payment waiting on the payer's authentication), or
+   * by the error answer (409 payment_in_progress, idempotency_in_progress). The key is freed, never
+   * stored, so that the same key sent again runs again (docs/api.md#idempotency).
    */
   notYet?: boolean;
 }

@@ -21,6 +21,7 @@ import {
   updateAllowedOrigins,
   updateProcessorAccount,
 } from '../store/merchants.ts';
+import { claimSingleton } from '../store/singletons.ts';
 
 export interface NewMerchant {
   name: string;
@@ -37,6 +38,23 @@ export interface CreatedMerchant {
 }
 
 export async function createMerchant(db: Db, input: NewMerchant, now: number): Promise<CreatedMerchant> {
+  return (await makeMerchant(db, input, now)) as CreatedMerchant;
+}
+
+/**
+ * Creates the merchant unless the one-time set-up `once` was done already, by this process or another
+ * (its mark is written in the merchant's transaction): answers undefined then. However many processes
+ * start together, one merchant is made.
+ */
+export const createMerchantOnce = (db: Db, once: string, input: NewMerchant, now: number) =>
+  makeMerchant(db, input, now, once);
+
+async function makeMerchant(
+  db: Db,
+  input: NewMerchant,
+  now: number,
+  once?: string,
+): Promise<CreatedMerchant | undefined> {
   const env = input.environment;
   const merchant: Merchant = {
     id: ids.merchant(),
@@ -58,13 +76,15 @@ export async function createMerchant(db: Db, input: NewMerchant, now: number): P
   };
   const publishableKey = ids.publishableKey(env);
   const secretKey = ids.secretKey(env);
-  await db.kysely.transaction().execute((trx) =>
-    insertMerchant(trx, db.secrets, merchant, [
+  const made = await db.kysely.transaction().execute(async (trx) => {
+    if (once !== undefined && !(await claimSingleton(trx, once, now))) return false;
+    await insertMerchant(trx, db.secrets, merchant, [
       { key: publishableKey, kind: 'publishable' },
       { key: secretKey, kind: 'secret' },
-    ]),
-  );
-  return { merchant, publishableKey, secretKey };
+    ]);
+    return true;
+  });
+  return made ? { merchant, publishableKey, secretKey } : undefined;
 }
 
 /** Revokes the merchant's secret keys and issues a new one, in one transaction; undefined for no such merchant. */

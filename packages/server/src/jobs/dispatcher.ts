@@ -1,13 +1,21 @@
 // The webhook dispatcher (docs/architecture.md#webhook-delivery). It wakes when an event commits (in this
 // process, or on PostgreSQL in any process, through LISTEN/NOTIFY), when a retry falls due, when a target
-// finishes, and on a fallback poll. Each wake fans new events out into deliveries and claims due ones as
-// chains, one per receiver URL; chains run side by side, up to WEBHOOK_CONCURRENCY of them, each sending its
-// deliveries in order. A receiver that is slow or down holds one chain, never the others' deliveries.
+// finishes, when another process's lease on a due URL runs out, and on a fallback poll. Each wake fans new
+// events out into deliveries and takes the lease of URLs whose queue is due, one chain per URL; chains run
+// side by side, up to WEBHOOK_CONCURRENCY of them, each sending its URL's deliveries in order. A receiver
+// that is slow or down holds one chain, never the others' deliveries.
 import type { Deps } from '../deps.ts';
-import { type Chain, claimChains, deliverChain, fanOutEvents, openSender } from '../flows/deliveries.ts';
+import {
+  type Chain,
+  claimChains,
+  deliverChain,
+  fanOutEvents,
+  heldElsewhereUntil,
+  openSender,
+} from '../flows/deliveries.ts';
 import type { Loop } from './loop.ts';
 
-/** Deliveries of one URL claimed together: enough to amortize the claim, few enough to share fairly. */
+/** Deliveries of one URL read from its queue at a time: enough to amortize the read. */
 const CHAIN_LENGTH = 20;
 
 export async function startDispatcher(deps: Deps): Promise<Loop> {
@@ -70,8 +78,13 @@ export async function startDispatcher(deps: Deps): Promise<Loop> {
           busy: [...running.keys()],
         });
         for (const chain of chains) run(chain);
-        // A claim looks at the oldest due deliveries only: while it finds work and slots are left,
-        // claim again, so that one URL's backlog never hides the others'.
+        // A process that died holding a URL: take the URL over the moment its lease runs out. Asked
+        // once the chains are under way, and only while slots are left to take one.
+        if (running.size < deps.config.webhookConcurrency) {
+          const at = await heldElsewhereUntil(deps, [...running.keys()]);
+          if (at !== undefined) scheduleRetry(at);
+        }
+        // While a claim finds work and slots are left, claim again.
         if (chains.length > 0 && running.size < deps.config.webhookConcurrency) again = true;
       } while (again && !stopped);
     } catch (error) {

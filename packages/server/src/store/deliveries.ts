@@ -1,6 +1,7 @@
-// Webhook deliveries (docs/decisions.md#webhook-delivery): one row per event and target, claimed by one
-// dispatcher at a time, and one delivery_attempts row per attempt. Every claim is a single statement (on
-// PostgreSQL over rows locked with FOR UPDATE SKIP LOCKED), so two dispatchers never hold one delivery.
+// Webhook deliveries (docs/decisions.md#webhook-delivery): one row per event and target, queued per
+// receiver URL in the order the database numbered them (deliveries.seq), and one delivery_attempts row
+// per attempt. A URL is delivered to by one dispatcher at a time across processes: the holder of its
+// delivery_urls row (a lease taken by one conditional update of that row, and renewed while it sends).
 import { type Selectable, sql, type Transaction } from 'kysely';
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, Executor } from './schema.ts';
 
@@ -15,13 +16,9 @@ export interface Delivery {
   attemptCount: number;
   /** When the next attempt is due; null once delivered or failed for good. */
   nextAttemptAt: number | null;
-  /** The dispatcher holding the delivery, and until when. */
-  claim: string | null;
-  claimedUntil: number | null;
   createdAt: number;
   updatedAt: number;
 }
-
 export interface DeliveryAttempt {
   deliveryId: string;
   /** 1 for the first attempt of the delivery. */
@@ -43,14 +40,12 @@ function toDelivery(row: Selectable<DeliveriesTable>): Delivery {
     state: row.state,
     attemptCount: row.attempt_count,
     nextAttemptAt: row.next_attempt_at,
-    claim: row.claim,
-    claimedUntil: row.claimed_until,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
 }
 
-function deliveryRow(d: Delivery): Selectable<DeliveriesTable> {
+function deliveryRow(d: Delivery): Omit<Selectable<DeliveriesTable>, 'seq'> {
   return {
     id: d.id,
     event_id: d.eventId,
@@ -60,8 +55,6 @@ function deliveryRow(d: Delivery): Selectable<DeliveriesTable> {
     state: d.state,
     attempt_count: d.attemptCount,
     next_attempt_at: d.nextAttemptAt,
-    claim: d.claim,
-    claimed_until: d.claimedUntil,
     created_at: d.createdAt,
     updated_at: d.updatedAt,
   };
@@ -76,10 +69,6 @@ const toDeliveryAttempt = (row: Selectable<DeliveryAttemptsTable>): DeliveryAtte
   error: row.error,
 });
 
-/** Due order: when the next attempt is due, then when the delivery was made. */
-const byDueTime = (a: Delivery, b: Delivery) =>
-  (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0) || a.createdAt - b.createdAt;
-
 /** An event the dispatcher has not fanned out yet, with the session's webhook_url. */
 export interface UndispatchedEvent {
   id: string;
@@ -88,24 +77,33 @@ export interface UndispatchedEvent {
   webhookUrl: string | null;
 }
 
+/** Any constant: the key of the advisory lock one fan-out at a time holds on PostgreSQL. */
+const FAN_OUT_LOCK = 0x67632d66616e;
+
 /**
- * Up to `limit` events not fanned out yet, oldest first. On PostgreSQL they are locked (SKIP LOCKED: a
- * dispatcher working on some leaves them to it) until `trx` ends.
+ * Up to `limit` events not fanned out yet, in commit order (events.seq). On PostgreSQL the caller's
+ * transaction first takes the fan-out lock, held until it ends: fan-outs run one at a time, so deliveries
+ * are numbered in the order their events were (docs/decisions.md#webhook-delivery). When another process
+ * holds it, answers none at once rather than wait: that process hears of every commit too (NOTIFY) and
+ * fans out again after its current batch.
  */
-export async function lockUndispatchedEvents(
+export async function takeUndispatchedEvents(
   trx: Transaction<Database>,
   dialect: 'sqlite' | 'postgres',
   limit: number,
 ): Promise<UndispatchedEvent[]> {
-  let query = trx
+  if (dialect === 'postgres') {
+    const { rows } = await sql<{ locked: boolean }>`
+      select pg_try_advisory_xact_lock(${FAN_OUT_LOCK}) as locked`.execute(trx);
+    if (!rows[0]?.locked) return [];
+  }
+  const events = await trx
     .selectFrom('events')
     .select(['id', 'merchant_id', 'session_id', 'type'])
     .where('dispatched_at', 'is', null)
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(limit);
-  if (dialect === 'postgres') query = query.forUpdate().skipLocked();
-  const events = await query.execute();
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
   const sessionIds = [...new Set(events.flatMap((e) => (e.session_id ? [e.session_id] : [])))];
   const urls = new Map(
     sessionIds.length === 0
@@ -144,114 +142,170 @@ export async function markEventsDispatched(
   await trx.updateTable('events').set({ dispatched_at: now }).where('id', 'in', eventIds).execute();
 }
 
+/**
+ * Queues deliveries at the end of their URLs' queues, in the order given (the database numbers them as
+ * they are inserted), and makes sure each URL has its delivery_urls row: a queue that was empty falls due
+ * now; one whose head waits for a retry keeps waiting.
+ */
 export async function insertDeliveries(
   trx: Transaction<Database>,
   deliveries: readonly Delivery[],
+  now: number,
 ): Promise<void> {
-  // SQLite binds at most 32766 variables a statement: 12 columns × 500 rows stays well inside.
+  // SQLite binds at most 32766 variables a statement: 10 columns × 500 rows stays well inside.
   for (let i = 0; i < deliveries.length; i += 500) {
     await trx
       .insertInto('deliveries')
       .values(deliveries.slice(i, i + 500).map(deliveryRow))
       .execute();
   }
+  // Sorted, so that two transactions queueing to the same URLs lock their rows in one order.
+  const urls = [...new Set(deliveries.map((d) => d.url))].sort();
+  for (let i = 0; i < urls.length; i += 500) {
+    await trx
+      .insertInto('delivery_urls')
+      .values(urls.slice(i, i + 500).map((url) => ({ url, due_at: now, holder: null, held_until: null })))
+      .onConflict((oc) =>
+        oc.column('url').doUpdateSet({ due_at: sql`coalesce(delivery_urls.due_at, excluded.due_at)` }),
+      )
+      .execute();
+  }
 }
 
-export interface ClaimRequest {
+export interface LeaseRequest {
   now: number;
-  /** Identifies this claim: only its holder may record the attempt. */
-  claim: string;
-  /** Until when the claimed deliveries are this dispatcher's; past it, another may take them. */
+  /** Identifies this lease: only its holder renews it, records attempts under it, and gives it back. */
+  holder: string;
+  /** Until when the URLs are this holder's; past it, another may take them. */
   until: number;
-  /** At most this many targets (URLs)… */
-  targets: number;
-  /** …and at most this many deliveries of each. */
-  perTarget: number;
-  /** URLs this process is delivering to right now: none of theirs is claimed. */
+  /** At most this many URLs. */
+  limit: number;
+  /** URLs this process is delivering to right now: not taken again, even if their lease ran out. */
   busy: readonly string[];
 }
 
 /**
- * How many due deliveries one claim looks at, oldest first, before choosing among them: the window
- * functions cost in proportion (2.4 ms for 500 on SQLite, 0.5 ms for 100). A claim that finds one busy
- * URL's backlog fills one chain; the dispatcher claims again at once for the others.
+ * Takes the lease of up to `limit` URLs whose queue head is due and which nobody holds, soonest due
+ * first, in one statement. On PostgreSQL the rows are locked as they are read (SKIP LOCKED passes over
+ * those another dispatcher is taking), and the update checks the lease again on the row as locked: of
+ * two processes, one gets the URL. Answers the URLs taken.
  */
-const CLAIM_SCAN = 100;
-
-/**
- * Claims due deliveries, oldest first, in one statement: at most `perTarget` of a URL, from at most
- * `targets` URLs, none of a URL another claim is still delivering to (so one slow receiver holds one
- * slot, never the queue). Answers them in due order, each with the claim set.
- */
-export async function claimDueDeliveries(
+export async function takeDueUrls(
   db: Executor,
   dialect: 'sqlite' | 'postgres',
-  request: ClaimRequest,
-): Promise<Delivery[]> {
-  const { now, claim, until, targets, perTarget } = request;
-  // Another process's deliveries in flight count too: their rows carry a live claim.
+  request: LeaseRequest,
+): Promise<string[]> {
+  const { now, holder, until, limit } = request;
   const busy = request.busy.length === 0 ? sql`` : sql`and url not in (${sql.join(request.busy)})`;
+  const free = sql`due_at <= ${now} and (held_until is null or held_until <= ${now}) ${busy}`;
   const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
+  const { rows } = await sql<{ url: string; due_at: number }>`
+    update delivery_urls set holder = ${holder}, held_until = ${until}
+    where url in (select url from delivery_urls where ${free} order by due_at limit ${limit} ${lock})
+      and ${free}
+    returning url, due_at`.execute(db);
+  return rows.sort((a, b) => Number(a.due_at) - Number(b.due_at)).map((r) => r.url);
+}
+
+/** When the first lease held elsewhere on a URL with due deliveries runs out, if any. */
+export async function findHeldDueUrlExpiry(
+  db: Executor,
+  now: number,
+  busy: readonly string[],
+): Promise<number | undefined> {
+  let query = db
+    .selectFrom('delivery_urls')
+    .select((eb) => eb.fn.min('held_until').as('at'))
+    .where('due_at', '<=', now)
+    .where('held_until', '>', now);
+  if (busy.length > 0) query = query.where('url', 'not in', busy);
+  const row = await query.executeTakeFirst();
+  return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
+}
+
+/** A delivery as read from its URL's queue, with its place in it. */
+export type QueuedDelivery = Delivery & { seq: number };
+
+/**
+ * The heads of the URLs' queues: for each, its oldest pending deliveries in queue order (after `after`,
+ * the last one a chain already sent, when given), at most `perUrl`, up to the first that is not due yet
+ * (a delivery waiting for its retry holds the ones behind it). A URL with nothing due answers [].
+ */
+export async function queueHeads(
+  db: Executor,
+  urls: readonly string[],
+  now: number,
+  perUrl: number,
+  after = 0,
+): Promise<Map<string, QueuedDelivery[]>> {
+  const heads = new Map<string, QueuedDelivery[]>(urls.map((url) => [url, []]));
+  if (urls.length === 0) return heads;
   const { rows } = await sql<Selectable<DeliveriesTable>>`
-    with candidates as (
-      select id, url, next_attempt_at from deliveries
-      where state = 'pending' and next_attempt_at <= ${now}
-        and (claimed_until is null or claimed_until <= ${now})
-        ${busy}
-        and url not in (select url from deliveries where claim is not null and claimed_until > ${now})
-      order by next_attempt_at, id
-      limit ${CLAIM_SCAN}
-      ${lock}
-    ),
-    ranked as (
-      select id, url,
-        row_number() over (partition by url order by next_attempt_at, id) as n,
-        min(next_attempt_at) over (partition by url) as first_due
-      from candidates
-    ),
-    chosen as (
-      select id, dense_rank() over (order by first_due, url) as t from ranked where n <= ${perTarget}
-    )
-    update deliveries set claim = ${claim}, claimed_until = ${until}, updated_at = ${now}
-    where id in (select id from chosen where t <= ${targets})
-    returning *`.execute(db);
-  return rows.map(toDelivery).sort(byDueTime);
+    select * from (
+      select deliveries.*, row_number() over (partition by url order by seq) as n from deliveries
+      where url in (${sql.join(urls)}) and state = 'pending' and seq > ${after}
+    ) as queued
+    where n <= ${perUrl}
+    order by url, seq`.execute(db);
+  const blocked = new Set<string>();
+  for (const row of rows) {
+    if (blocked.has(row.url)) continue;
+    if (row.next_attempt_at === null || Number(row.next_attempt_at) > now) {
+      blocked.add(row.url);
+      continue;
+    }
+    heads.get(row.url)?.push({ ...toDelivery(row), seq: Number(row.seq) });
+  }
+  return heads;
+}
+
+/** Renews the holder's lease of a URL until `until`; false when the lease is no longer this holder's. */
+export async function renewUrlLease(
+  db: Executor,
+  lease: { url: string; holder: string; until: number },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('delivery_urls')
+    .set({ held_until: lease.until })
+    .where('url', '=', lease.url)
+    .where('holder', '=', lease.holder)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /**
- * Claims, for a chain that is going on, the next due deliveries of its own URL (at most `limit`), under
- * the same claim; answers them in due order.
+ * Gives a URL back, if this holder still has it: its row says afresh when the queue's head falls due, or
+ * goes when nothing waits. The row is locked before the queue is read, and a fan-out writes its
+ * deliveries before it updates the row in one transaction, so a delivery queued meanwhile is never
+ * missed: either this read sees it, or the fan-out's update comes after and marks the queue due.
  */
-export async function claimMoreOfUrl(
-  db: Executor,
-  dialect: 'sqlite' | 'postgres',
-  request: { now: number; claim: string; until: number; url: string; limit: number },
-): Promise<Delivery[]> {
-  const { now, claim, until, url, limit } = request;
-  const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
-  const { rows } = await sql<Selectable<DeliveriesTable>>`
-    update deliveries set claim = ${claim}, claimed_until = ${until}, updated_at = ${now}
-    where id in (
-      select id from deliveries
-      where url = ${url} and state = 'pending' and next_attempt_at <= ${now}
-        and (claimed_until is null or claimed_until <= ${now})
-      order by next_attempt_at, id
-      limit ${limit}
-      ${lock}
-    )
-    returning *`.execute(db);
-  return rows.map(toDelivery).sort(byDueTime);
-}
-
-/** Gives back claimed deliveries not attempted (the rest of a chain whose receiver just failed). */
-export async function releaseDeliveries(db: Executor, ids: readonly string[], claim: string): Promise<void> {
-  if (ids.length === 0) return;
-  await db
-    .updateTable('deliveries')
-    .set({ claim: null, claimed_until: null })
-    .where('id', 'in', ids)
-    .where('claim', '=', claim)
-    .execute();
+export async function releaseUrl(db: Executor, dialect: 'sqlite' | 'postgres', url: string, holder: string) {
+  await db.transaction().execute(async (trx) => {
+    let owned = trx
+      .selectFrom('delivery_urls')
+      .select('url')
+      .where('url', '=', url)
+      .where('holder', '=', holder);
+    if (dialect === 'postgres') owned = owned.forUpdate();
+    if (!(await owned.executeTakeFirst())) return;
+    const head = await trx
+      .selectFrom('deliveries')
+      .select('next_attempt_at')
+      .where('url', '=', url)
+      .where('state', '=', 'pending')
+      .orderBy('seq')
+      .limit(1)
+      .executeTakeFirst();
+    if (head) {
+      await trx
+        .updateTable('delivery_urls')
+        .set({ holder: null, held_until: null, due_at: head.next_attempt_at })
+        .where('url', '=', url)
+        .execute();
+    } else {
+      await trx.deleteFrom('delivery_urls').where('url', '=', url).execute();
+    }
+  });
 }
 
 export interface AttemptOutcome {
@@ -264,29 +318,42 @@ export interface AttemptOutcome {
   nextAttemptAt: number | null;
 }
 
-/** An attempt to record: the delivery (as claimed) and how the attempt went. */
+/** An attempt to record: the delivery (as read from its queue) and how the attempt went. */
 export interface AttemptRecord {
-  delivery: Pick<Delivery, 'id' | 'attemptCount'>;
+  delivery: Pick<Delivery, 'id' | 'url' | 'attemptCount'>;
   outcome: AttemptOutcome;
 }
 
 /**
- * Records attempts of deliveries this claim holds, and moves each delivery on, in a few statements
- * whatever their number (one update per outcome, one insert). A delivery whose claim was lost meanwhile
- * (its holder ran out of time and another dispatcher took it) is left alone; answers the ids recorded.
+ * Records attempts of deliveries to URLs this holder leases, and moves each delivery on, in a few
+ * statements whatever their number (one update per outcome, one insert). A delivery whose URL's lease
+ * was lost meanwhile (its holder ran out of time and another dispatcher took the URL) is left alone;
+ * answers the ids recorded.
  */
 export async function recordDeliveryAttempts(
   trx: Transaction<Database>,
-  claim: string,
+  dialect: 'sqlite' | 'postgres',
+  holder: string,
   records: readonly AttemptRecord[],
 ): Promise<Set<string>> {
+  const recorded = new Set<string>();
+  // The URL rows of this holder's leases, locked (FOR SHARE) until the attempts are written: a dispatcher
+  // taking a URL over waits for them, and so reads the queue with these attempts in it, never before.
+  const urls = [...new Set(records.map((r) => r.delivery.url))].sort();
+  let held = trx
+    .selectFrom('delivery_urls')
+    .select('url')
+    .where('url', 'in', urls)
+    .where('holder', '=', holder);
+  if (dialect === 'postgres') held = held.forShare();
+  const still = new Set((await held.execute()).map((r) => r.url));
   const groups = new Map<string, AttemptRecord[]>();
   for (const record of records) {
+    if (!still.has(record.delivery.url)) continue;
     const { state, nextAttemptAt } = record.outcome;
     const key = `${state}:${nextAttemptAt}`;
     groups.set(key, [...(groups.get(key) ?? []), record]);
   }
-  const recorded = new Set<string>();
   for (const group of groups.values()) {
     const { state, nextAttemptAt } = (group[0] as AttemptRecord).outcome;
     const at = Math.max(...group.map((r) => r.outcome.at));
@@ -296,8 +363,6 @@ export async function recordDeliveryAttempts(
         state,
         attempt_count: eb('attempt_count', '+', 1),
         next_attempt_at: nextAttemptAt,
-        claim: null,
-        claimed_until: null,
         updated_at: at,
       }))
       .where(
@@ -305,7 +370,6 @@ export async function recordDeliveryAttempts(
         'in',
         group.map((r) => r.delivery.id),
       )
-      .where('claim', '=', claim)
       .returning('id')
       .execute();
     for (const row of moved) recorded.add(row.id);
@@ -314,7 +378,7 @@ export async function recordDeliveryAttempts(
     .filter((r) => recorded.has(r.delivery.id))
     .map((r) => ({
       delivery_id: r.delivery.id,
-      // The claim held the delivery since it was read: nobody else attempted it meanwhile.
+      // The lease was held since the delivery was read: nobody else attempted it meanwhile.
       number: r.delivery.attemptCount + 1,
       at: r.outcome.at,
       status_code: r.outcome.statusCode,
@@ -332,7 +396,7 @@ export async function recordDeliveryAttempts(
 
 /**
  * Ends, as failed, the pending deliveries to an endpoint that will not get them (disabled by a 410, or
- * deleted), except those a dispatcher holds: their holder records them.
+ * deleted). An attempt in flight meanwhile is still recorded as it went by its URL's holder.
  */
 export async function failPendingDeliveriesTo(db: Executor, webhookId: string, now: number): Promise<void> {
   await db
@@ -340,7 +404,6 @@ export async function failPendingDeliveriesTo(db: Executor, webhookId: string, n
     .set({ state: 'failed', next_attempt_at: null, updated_at: now })
     .where('webhook_id', '=', webhookId)
     .where('state', '=', 'pending')
-    .where((eb) => eb.or([eb('claim', 'is', null), eb('claimed_until', '<=', now)]))
     .execute();
 }
 

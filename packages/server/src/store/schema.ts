@@ -1,7 +1,7 @@
 // Row types of every table, as Kysely sees them. Timestamps are integer milliseconds since the epoch,
 // money is integer minor units, booleans are 0/1 and JSON is stored as text: one shape on SQLite and
 // PostgreSQL alike.
-import type { Kysely, Transaction } from 'kysely';
+import type { Generated, Kysely, Transaction } from 'kysely';
 
 export interface MerchantsTable {
   id: string;
@@ -131,6 +131,8 @@ interface EventsTable {
   created_at: number;
   /** When the dispatcher made the event's deliveries; null while it still has to. */
   dispatched_at: number | null;
+  /** Commit order, assigned by the database on insert (docs/decisions.md#webhook-delivery). */
+  seq: Generated<number>;
 }
 
 export interface DeliveriesTable {
@@ -144,11 +146,25 @@ export interface DeliveriesTable {
   attempt_count: number;
   /** When the next attempt is due; null once delivered or failed for good. */
   next_attempt_at: number | null;
-  /** The dispatcher holding the delivery, and until when. */
-  claim: string | null;
-  claimed_until: number | null;
+  /** The order of the URL's queue, assigned by the database on insert. */
+  seq: Generated<number>;
   created_at: number;
   updated_at: number;
+}
+
+/** A receiver URL's queue: who delivers to it now, and when its oldest pending delivery falls due. */
+interface DeliveryUrlsTable {
+  url: string;
+  /** null while nothing waits; may be stale while the URL is held (its holder writes it on release). */
+  due_at: number | null;
+  holder: string | null;
+  held_until: number | null;
+}
+
+/** One-time set-ups done by whichever process got there first (the sandbox's demo merchant). */
+interface SingletonsTable {
+  name: string;
+  created_at: number;
 }
 
 export interface DeliveryAttemptsTable {
@@ -281,6 +297,8 @@ export interface Database {
   events: EventsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  delivery_urls: DeliveryUrlsTable;
+  singletons: SingletonsTable;
   attempts: AttemptsTable;
   sandbox_operations: SandboxOperationsTable;
   processor_events: ProcessorEventsTable;

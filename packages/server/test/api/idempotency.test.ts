@@ -8,7 +8,8 @@ import { RELAXED_LIMITS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { assertError } from '../helpers/errors.ts';
-import { sampleCart } from '../helpers/sessions.ts';
+import { authenticate, CARDS, equalGroup, pay, payOk } from '../helpers/payments.ts';
+import { SESSION_ENV, sampleCart } from '../helpers/sessions.ts';
 
 for (const dialect of DIALECTS) {
   describe(`Idempotency-Key on ${dialect.name}`, { skip: dialect.skip }, () => {
@@ -19,7 +20,7 @@ for (const dialect of DIALECTS) {
     before(async () => {
       t = await startTestApp(dialect, {
         clock,
-        env: RELAXED_LIMITS,
+        env: { ...RELAXED_LIMITS, ...SESSION_ENV },
       });
     });
     after(() => t?.close());
@@ -169,6 +170,27 @@ for (const dialect of DIALECTS) {
       await t.request('DELETE', `/v1/webhooks/${oldest?.id}`, { key: m.secretKey });
       const retried = await create(m.secretKey, key, body);
       assert.equal(retried.status, 200, retried.text);
+    });
+
+    test('a "not yet" is never kept: a pay retried with its key after the share was paid gets the real answer', async () => {
+      const g = await equalGroup(t, ['Ada', 'Ben']);
+      const ben = g.shares[1].shareId;
+      // Ben's first payment waits on his bank (3-D Secure); a custom payer UI pays again with a key.
+      const first = await payOk(t, ben, CARDS.authenticates);
+      const headers = { 'idempotency-key': freshKey() };
+      assertError(await pay(t, ben, CARDS.ok, headers), 409, 'payment_in_progress');
+      const done = await authenticate(t, ben, first.body.next_action.client_secret, 'succeed');
+      assert.equal(done.body.status, 'paid', done.text);
+      // The same key again: run again, and told what is true now.
+      const retry = await pay(t, ben, CARDS.ok, headers);
+      assertError(retry, 409, 'share_not_pending');
+      assert.equal(retry.headers.get('idempotent-replayed'), null, 'run again, not replayed');
+      // And an answer that is final is kept as usual: the next retry replays it.
+      const replay = await pay(t, ben, CARDS.ok, headers);
+      assert.equal(replay.status, 409);
+      assert.equal(replay.body.code, 'share_not_pending');
+      assert.equal(replay.body.request_id, retry.body.request_id);
+      assert.equal(replay.headers.get('idempotent-replayed'), 'true');
     });
 
     test('an invalid Idempotency-Key is 400', async () => {

@@ -13,8 +13,10 @@ export interface Received {
   event: any;
   body: string;
   headers: Record<string, string>;
-  /** When it arrived (Date.now()). */
+  /** When it was answered (Date.now()). */
   at: number;
+  /** When the request came in, before its body was read. */
+  startedAt: number;
 }
 
 export type Behaviour =
@@ -32,6 +34,11 @@ export class Receiver {
   /** Every request, answered or not, in arrival order. */
   requests = 0;
   behaviour: Behaviour = { kind: 'ok' };
+  /** Behaviours of particular paths, over `behaviour`. */
+  readonly byPath = new Map<string, Behaviour>();
+  /** Requests in progress, by path; and each request that came while another to its path was. */
+  private readonly inFlight = new Map<string, number>();
+  readonly overlaps: { path: string; at: number }[] = [];
   private server: http.Server | undefined;
   private hanging = new Set<http.ServerResponse>();
   port = 0;
@@ -50,9 +57,16 @@ export class Receiver {
   /** Listens (again) on `port`, 0 for any free one. */
   async listen(port = this.port): Promise<void> {
     const server = http.createServer((req, res) => {
+      const startedAt = Date.now();
+      const path = req.url ?? '';
+      const busy = this.inFlight.get(path) ?? 0;
+      if (busy > 0) this.overlaps.push({ path, at: startedAt });
+      this.inFlight.set(path, busy + 1);
+      // Answered, or the connection dropped (the sender's process killed): the request is over.
+      res.once('close', () => this.inFlight.set(path, (this.inFlight.get(path) ?? 1) - 1));
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => this.handle(req, res, Buffer.concat(chunks).toString('utf8')));
+      req.on('end', () => this.handle(req, res, Buffer.concat(chunks).toString('utf8'), startedAt));
     });
     server.keepAliveTimeout = 30_000;
     server.listen(port, '127.0.0.1');
@@ -76,13 +90,13 @@ export class Receiver {
     return this.down();
   }
 
-  private handle(req: http.IncomingMessage, res: http.ServerResponse, body: string) {
+  private handle(req: http.IncomingMessage, res: http.ServerResponse, body: string, startedAt: number) {
     this.requests++;
     const number = this.requests;
     const headers = Object.fromEntries(
       Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]),
     );
-    const b = this.behaviour;
+    const b = this.byPath.get(req.url ?? '') ?? this.behaviour;
     const record = () => {
       let event: unknown;
       try {
@@ -97,6 +111,7 @@ export class Receiver {
         body,
         headers,
         at: Date.now(),
+        startedAt,
       });
     };
     switch (b.kind) {
@@ -126,6 +141,11 @@ export class Receiver {
         }, b.ms);
         return;
     }
+  }
+
+  /** The requests answered at one path, in arrival order. */
+  ofPath(path: string): Received[] {
+    return this.received.filter((r) => r.path === path);
   }
 
   /** The events received of one type, in arrival order. */

@@ -11,7 +11,10 @@ import { type CrashFixture, crashFixture, freePort, ServerProcess } from '../hel
 import { sampleCart } from '../helpers/sessions.ts';
 
 const ENV = {
-  WEBHOOK_TIMEOUT_MS: '300',
+  // A URL's lease lasts 1.75 timeouts: long enough that a process stalled for a moment on a busy test
+  // machine keeps its URLs (a lease lost to a stall means a delivery sent twice, which is allowed but
+  // is not what these tests count).
+  WEBHOOK_TIMEOUT_MS: '1000',
   WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,200ms,200ms,200ms,200ms,200ms,200ms',
   WEBHOOK_POLL_INTERVAL_MS: '200',
   RATE_LIMIT_SESSIONS_CREATE: '100000',
@@ -123,7 +126,8 @@ for (const dialect of DIALECTS) {
       const beforeRestart = receiver.received.length;
       assert.ok(beforeRestart < 30, `the kill came mid-batch (${beforeRestart} of 30 had arrived)`);
       await f.server.start();
-      // The killed process's claims run out after (20 + 1) × 300 ms + 1 s; then the new one takes them.
+      // The killed process's lease on the URL runs out 1.75 timeouts after it was last renewed; then the
+      // new process takes it.
       await eventually(
         async () => new Set(receiver.received.map((r) => r.id)).size === 30,
         30_000,
