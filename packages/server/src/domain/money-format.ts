@@ -21,4 +21,3 @@ export function formatMoney(amount: number, currency: string, locale: string): s
   }
   return format.format(formatMinorUnits(amount, currency) as Intl.StringNumericLiteral);
 }
-

@@ -45,7 +45,9 @@ describe('reminder mail in every language (SMTP on loopback)', () => {
     });
     assert.equal(put.status, 200, put.text);
     const before = smtp.messages.length;
-    const res = await t.request('POST', `/v1/sessions/${created.session_id}/remind`, { key: t.merchant.secretKey });
+    const res = await t.request('POST', `/v1/sessions/${created.session_id}/remind`, {
+      key: t.merchant.secretKey,
+    });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.reminded, 2, res.text); // Ada, the organizer, whose own share is open too, and Ben
     const mail = smtp.messages.slice(before).find((m) => m.to.includes(ben));
@@ -60,11 +62,16 @@ describe('reminder mail in every language (SMTP on loopback)', () => {
     assert.match(mail.headers['content-type'] ?? '', /^text\/plain; charset=utf-8/i);
     const text = plain(mail.text);
     assert.match(text, /^Bonjour Ben,$/m);
-    assert.match(text, /^Ada achète en groupe chez Test Shop \(commande ORD-7\), et votre part n’est pas encore payée\.$/m);
-    assert.match(text, /^Votre part : 50,00 € \(plus 0,50 € de frais de service\)$/m);
-    const date = new Intl.DateTimeFormat('fr', { dateStyle: 'full', timeStyle: 'short', timeZone: 'UTC' }).format(
-      Date.parse(created.expires_at),
+    assert.match(
+      text,
+      /^Ada achète en groupe chez Test Shop \(commande ORD-7\), et votre part n’est pas encore payée\.$/m,
     );
+    assert.match(text, /^Votre part : 50,00 € \(plus 0,50 € de frais de service\)$/m);
+    const date = new Intl.DateTimeFormat('fr', {
+      dateStyle: 'full',
+      timeStyle: 'short',
+      timeZone: 'UTC',
+    }).format(Date.parse(created.expires_at));
     assert.ok(text.includes(`Le groupe expire le ${plain(date)} (UTC).`), text);
   });
 
