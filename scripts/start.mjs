@@ -1,7 +1,8 @@
 // npm start: the service (packages/server/src/main.ts) and, in the sandbox, the demo shop (examples/shop)
 // beside it, each its own process, as a merchant's server is apart from ours (docs/decisions.md#demo-shop).
-// The shop starts once the service listens and ./data/demo-shop.json exists (the service writes it with
-// its demo merchant); until the shop has printed its URL the service's output is held back, so that the
+// The shop starts once the service listens and its settings file exists (the service writes it with its
+// demo merchant, one file per database, and names it when it says it listens: ./data/demo-shop.json for the
+// default SQLite database); until the shop has printed its URL the service's output is held back, so that the
 // shop's URL comes first, before the demo merchant's credentials. Ctrl-C (SIGINT) or SIGTERM stops both.
 // SERVICE_ENV=production or DEMO_SHOP=0 runs the service alone.
 import { spawn } from 'node:child_process';
@@ -10,8 +11,6 @@ import { fileURLToPath } from 'node:url';
 
 const SERVICE = fileURLToPath(new URL('../packages/server/src/main.ts', import.meta.url));
 const SHOP = fileURLToPath(new URL('../examples/shop/src/main.ts', import.meta.url));
-/** Relative to the working directory, as the service writes it (packages/server/src/demo.ts). */
-const DEMO_SHOP_FILE = './data/demo-shop.json';
 /** How long the children have to stop after SIGTERM before they are killed, milliseconds. */
 const STOP_GRACE_MS = 10_000;
 /** How long the service's output may be held back at most (a slow start must not look like a hung one). */
@@ -37,9 +36,10 @@ function release() {
 const pass = (stream) => (chunk) => (holding ? held.push([stream, chunk]) : stream.write(chunk));
 
 const children = new Set();
-function run(file, onMessage) {
+function run(file, onMessage, extraEnv = {}) {
   const child = spawn(process.execPath, [...NODE_ARGS, file], {
     stdio: ['inherit', 'pipe', 'pipe', 'ipc'],
+    env: { ...env, ...extraEnv },
   });
   children.add(child);
   child.once('close', () => children.delete(child));
@@ -65,17 +65,22 @@ function stop(code) {
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
 
-function startShop() {
-  if (!existsSync(DEMO_SHOP_FILE)) {
+/** `settingsFile`: the demo shop's settings for the service's database, as the service named them. */
+function startShop(settingsFile) {
+  if (!existsSync(settingsFile)) {
     process.stdout.write(
-      `Demo shop not started: ${DEMO_SHOP_FILE} is missing. The sandbox writes it when it creates its demo merchant on an empty database; see examples/shop/README.md.\n`,
+      `Demo shop not started: ${settingsFile} is missing. The sandbox writes it when it creates its demo merchant on an empty database; see examples/shop/README.md.\n`,
     );
     release();
     return;
   }
-  const shop = run(SHOP, (message) => {
-    if (message?.type === 'listening') release();
-  });
+  const shop = run(
+    SHOP,
+    (message) => {
+      if (message?.type === 'listening') release();
+    },
+    { DEMO_SHOP_SETTINGS: settingsFile },
+  );
   // The shop's own output is never held: its first line is its URL.
   shop.stdout.on('data', (chunk) => process.stdout.write(chunk));
   shop.stderr.on('data', (chunk) => process.stderr.write(chunk));
@@ -87,7 +92,7 @@ function startShop() {
 }
 
 const service = run(SERVICE, (message) => {
-  if (message?.type === 'listening' && shopWanted && !stopping) startShop();
+  if (message?.type === 'listening' && shopWanted && !stopping) startShop(message.demoShopFile);
 });
 service.stdout.on('data', pass(process.stdout));
 service.stderr.on('data', pass(process.stderr));

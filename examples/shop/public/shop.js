@@ -75,11 +75,21 @@
     return body.signature;
   }
 
-  /** A new button for the cart as it is now: a button's cart is fixed when it is made. */
+  /** The cart the button was made for, as JSON: a button is made again only when the cart changes. */
+  let shownCart;
+
+  /**
+   * A new button for the cart as it is now: a button's cart is fixed when it is made. Called on every
+   * `input` event, so the button is ready while the shopper types and is not made again under the
+   * pointer when the field loses focus (a `change` listener did that, and the first click was lost).
+   */
   function renderButton() {
+    const cart = buildCart();
+    const key = JSON.stringify(cart ?? null);
+    if (key === shownCart) return;
+    shownCart = key;
     if (button) button.destroy();
     button = undefined;
-    const cart = buildCart();
     if (!cart) {
       say('Choose at least one product to check out as a group.');
       return;
@@ -94,7 +104,7 @@
         callbacks: {
           onGroupCreated: (sessionId) =>
             say(
-              `Group created${typeof sessionId === 'string' ? ` (session ${sessionId})` : ''}: share the links with your group.`,
+              `Group created${typeof sessionId === 'string' ? ` (session ${sessionId})` : ''}: say who is in the group in the checkout window, and it gives you a link for each person.`,
             ),
           onGroupFunded: (_sessionId, ref) =>
             say(
@@ -105,7 +115,11 @@
             say('The group checkout expired before every share was paid; paid shares are refunded.'),
           onError: (error) =>
             say(
-              `Group checkout failed: ${error?.message || 'unknown error'}${error?.code ? ` (${error.code})` : ''}`,
+              `Group checkout failed: ${error?.message || 'unknown error'}${error?.code ? ` (${error.code})` : ''}${
+                error?.code === 'invalid_api_key'
+                  ? ". The shop's settings were made for another database than the service's: start both with npm start, which picks the right ones."
+                  : ''
+              }`,
             ),
         },
       });
@@ -142,7 +156,7 @@
       );
     }
     for (const product of settings.products) {
-      document.getElementById(`qty-${product.id}`).addEventListener('change', renderButton);
+      document.getElementById(`qty-${product.id}`).addEventListener('input', renderButton);
     }
   }
 

@@ -1,11 +1,13 @@
 // The demo shop as a process: `npm run demo`, or started by `npm start` (scripts/start.mjs) beside the
 // service. Its settings come from ./data/demo-shop.json, which the sandbox writes when it creates its demo
-// merchant (examples/shop/README.md); SHOP_PORT (4100) and HOST (127.0.0.1) say where it listens.
+// merchant (examples/shop/README.md), or from the file DEMO_SHOP_SETTINGS names (npm start names the one
+// made for the service's database); SHOP_PORT (4100) and HOST (127.0.0.1) say where it listens.
 import { readFileSync } from 'node:fs';
 import { startShop } from './shop.ts';
 
-const SETTINGS_FILE = './data/demo-shop.json';
-const ORDERS_FILE = './data/demo-shop-orders.json';
+const SETTINGS_FILE = process.env.DEMO_SHOP_SETTINGS || './data/demo-shop.json';
+/** Beside the settings: the orders belong to the same merchant, so to the same database. */
+const ORDERS_FILE = SETTINGS_FILE.replace(/\.json$/, '') + '-orders.json';
 
 function fail(message: string): never {
   process.stderr.write(`demo shop: ${message}\n`);

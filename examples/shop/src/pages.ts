@@ -34,6 +34,7 @@ function layout(title: string, current: 'shop' | 'orders' | 'none', body: string
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} · ${SHOP_NAME}</title>
 <link rel="stylesheet" href="/shop.css">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 ${head}</head>
 <body>
 <header class="site">

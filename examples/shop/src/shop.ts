@@ -42,6 +42,7 @@ const MAX_BODY_BYTES = 256 * 1024;
 const ASSETS: Record<string, { file: URL; type: string }> = {
   '/shop.js': { file: new URL('../public/shop.js', import.meta.url), type: 'text/javascript; charset=utf-8' },
   '/shop.css': { file: new URL('../public/shop.css', import.meta.url), type: 'text/css; charset=utf-8' },
+  '/favicon.svg': { file: new URL('../public/favicon.svg', import.meta.url), type: 'image/svg+xml' },
 };
 
 class HttpError extends Error {

@@ -304,6 +304,12 @@ describe('demo shop', () => {
     assert.equal(unknown.status, 404);
     assert.match(await unknown.text(), /Order not found/);
     for (const asset of ['/shop.js', '/shop.css']) assert.equal((await fetch(`${base}${asset}`)).status, 200);
+    // The tab shows the shop's own icon.
+    assert.match(html, /<link rel="icon" href="\/favicon.svg" type="image\/svg\+xml">/);
+    const icon = await fetch(`${base}/favicon.svg`);
+    assert.equal(icon.status, 200);
+    assert.equal(icon.headers.get('content-type'), 'image/svg+xml');
+    assert.match(await icon.text(), /^<svg /);
     assert.equal((await fetch(`${base}/nowhere`)).status, 404);
   });
 

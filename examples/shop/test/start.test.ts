@@ -48,15 +48,10 @@ describe('npm start', () => {
   });
 
   function start(extra: Record<string, string> = {}): Started {
-    const env: Record<string, string | undefined> = {
-      ...process.env,
-      PORT: String(port),
-      SHOP_PORT: String(shopPort),
-      LOG_LEVEL: 'warn',
-      ...extra,
-    };
+    const env: Record<string, string | undefined> = { ...process.env };
     for (const name of ['DATABASE_URL', 'SERVICE_ENV', 'PUBLIC_BASE_URL', 'PUBLIC_PAY_URL', 'HOST'])
       delete env[name];
+    Object.assign(env, { PORT: String(port), SHOP_PORT: String(shopPort), LOG_LEVEL: 'warn', ...extra });
     if (extra.DEMO_SHOP === undefined) delete env.DEMO_SHOP;
     const child = spawn(process.execPath, [START], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -265,6 +260,45 @@ describe('npm start', () => {
       [[after.webhook_id, `http://localhost:${shopPort}/webhooks/group-checkout`]],
     );
     await stop(s);
+  });
+
+  test('another database gets its own demo merchant and settings file; back on the default, the shop works (#19)', async () => {
+    const before = readFileSync(settingsFile(), 'utf8');
+    const other = start({ DATABASE_URL: 'sqlite:./data/other.db' });
+    await waitFor(
+      other,
+      async () => (await answers(`${service()}/healthz`)) && (await answers(`${shop()}/`)),
+      'both, on the other database',
+    );
+    await waitFor(other, async () => other.output().includes('Lost the secret key?'), 'the credentials');
+    const otherFile = /demo shop settings +(\.\/data\/demo-shop\.[0-9a-f]{12}\.json)/.exec(
+      other.output(),
+    )?.[1];
+    assert.ok(otherFile, other.output());
+    const otherSettings = JSON.parse(readFileSync(join(cwd, otherFile), 'utf8'));
+    assert.equal(otherSettings.database, 'sqlite:./data/other.db');
+    assert.equal(statSync(join(cwd, otherFile)).mode & 0o777, 0o600);
+    // The shop beside it runs on the other database's merchant…
+    assert.ok((await fetch(`${shop()}/`).then((r) => r.text())).includes(otherSettings.publishable_key));
+    await stop(other);
+    // …and the default database's file is as it was.
+    assert.equal(readFileSync(settingsFile(), 'utf8'), before);
+
+    const back = start();
+    await waitFor(
+      back,
+      async () => (await answers(`${service()}/healthz`)) && (await answers(`${shop()}/`)),
+      'both, on the default database',
+    );
+    const settings = JSON.parse(before);
+    assert.equal(settings.database, 'sqlite:./data/group-checkout.db');
+    const page = await fetch(`${shop()}/`).then((r) => r.text());
+    assert.ok(page.includes(settings.publishable_key), "the default database's merchant, whose key works");
+    const me = await fetch(`${service()}/v1/sessions?limit=1`, {
+      headers: { authorization: `Bearer ${secretKey}` },
+    });
+    assert.equal(me.status, 200);
+    await stop(back);
   });
 
   test('DEMO_SHOP=0 runs the service alone', async () => {

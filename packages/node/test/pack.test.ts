@@ -3,7 +3,7 @@
 // against its .d.ts, with a type error that must be reported, so the types are known to be the ones used.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -20,6 +20,7 @@ const { NODE_OPTIONS: _repositoryOnly, ...env } = process.env;
 let dir: string;
 let project: string;
 let files: string[];
+let installWarnings: string[];
 
 function run(command: string, args: string[], cwd: string) {
   return spawnSync(command, args, { cwd, env, encoding: 'utf8' });
@@ -27,7 +28,7 @@ function run(command: string, args: string[], cwd: string) {
 
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'gc-node-pack-'));
-  // Packed from a copy: `npm pack` builds (prepare), and the repository's own dist/ must not change under
+  // Packed from a copy: the build writes dist/, and the repository's own dist/ must not change under
   // the test processes running beside this one (the CLI's tests load it). The copy finds TypeScript and
   // @types/node through a link to the repository's node_modules, which npm never packs.
   const copy = join(dir, 'package');
@@ -36,6 +37,8 @@ before(() => {
     filter: (source) => !/\/(dist|node_modules)$/.test(source),
   });
   symlinkSync(ROOT_MODULES, join(copy, 'node_modules'));
+  // Built as a release is: the package has no lifecycle script of its own (npm ci builds it from the root).
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: copy, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const packed = execFileSync('npm', ['pack', '--json', '--pack-destination', dir], {
     cwd: copy,
     env,
@@ -54,6 +57,9 @@ before(() => {
     project,
   );
   assert.equal(install.status, 0, install.stderr);
+  installWarnings = install.stderr
+    .split('\n')
+    .filter((line) => /^npm warn/i.test(line) && !/Unknown (user|env) config/.test(line));
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -84,6 +90,18 @@ test('the tarball holds the build, the sources and the README, and no tests', ()
   }
   assert.deepEqual(
     files.filter((f) => f.startsWith('test/') || f.startsWith('scripts/')),
+    [],
+  );
+});
+
+test('installed without a warning; no install-time script points at a file the tarball lacks (#19)', () => {
+  assert.deepEqual(installWarnings, []);
+  const manifest = JSON.parse(
+    readFileSync(join(project, 'node_modules/@group-checkout/node/package.json'), 'utf8'),
+  ) as { scripts?: Record<string, string> };
+  const lifecycle = ['preinstall', 'install', 'postinstall', 'prepare', 'prepack', 'postpack', 'prepublish'];
+  assert.deepEqual(
+    Object.keys(manifest.scripts ?? {}).filter((name) => lifecycle.includes(name)),
     [],
   );
 });

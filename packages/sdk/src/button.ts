@@ -7,8 +7,8 @@ import { type Modal, openModal } from './modal.ts';
 import { type ButtonConfig, buttonConfig, type Config } from './options.ts';
 import { injectStyles, themeClass } from './styles.ts';
 import type { ButtonInstance, ButtonOptions, GroupCheckoutError } from './types.ts';
+import { browserLocale, WORDS } from './words.ts';
 
-const LABEL = 'Pay as a group';
 /** docs/sdk.md#callbacks: the fallback reads the session this often. */
 const POLL_INTERVAL_MS = 3_000;
 type Final = 'funded' | 'cancelled' | 'expired';
@@ -44,7 +44,13 @@ export function createButton(config: Config, options: ButtonOptions): ButtonInst
   const el = document.createElement('button');
   el.type = 'button';
   el.className = `gc-btn gc-${cfg.variant} gc-${cfg.size}${cfg.fullWidth ? ' gc-full' : ''}${themeClass(config.theme)}`;
-  el.textContent = LABEL;
+  // The button's language: its own option, else init's; `auto` (or none) is the browser's. A language
+  // chosen by the merchant is also the session's, so its pages and mail speak it too.
+  const chosen = cfg.locale ?? config.locale ?? 'auto';
+  const lang = chosen === 'auto' ? browserLocale(navigator.languages ?? [navigator.language]) : chosen;
+  const words = WORDS[lang];
+  el.textContent = words.label;
+  el.lang = lang;
 
   let session: Session | undefined;
   let modal: Modal | undefined;
@@ -179,7 +185,11 @@ export function createButton(config: Config, options: ButtonOptions): ButtonInst
         return undefined;
       }
     }
-    const answer = await call<SessionCreated>(config, 'POST', '/sessions', { ...cfg.body, signature });
+    const answer = await call<SessionCreated>(config, 'POST', '/sessions', {
+      ...cfg.body,
+      signature,
+      ...(chosen === 'auto' ? {} : { locale: chosen }),
+    });
     if (!answer.ok) {
       report(answer.error);
       return undefined;
@@ -219,6 +229,7 @@ export function createButton(config: Config, options: ButtonOptions): ButtonInst
       modal = openModal(
         `${config.payBaseUrl}/session/${encodeURIComponent(s.id)}?${query}`,
         config.theme,
+        words,
         requestClose,
       );
     } catch (e) {

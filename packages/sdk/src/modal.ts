@@ -4,6 +4,7 @@
 // closing means (docs/sdk.md#the-modal).
 import { themeClass } from './styles.ts';
 import type { Theme } from './types.ts';
+import type { Words } from './words.ts';
 
 export interface Modal {
   iframe: HTMLIFrameElement;
@@ -11,7 +12,12 @@ export interface Modal {
   remove(): void;
 }
 
-export function openModal(src: string, theme: Theme | undefined, requestClose: () => void): Modal {
+export function openModal(
+  src: string,
+  theme: Theme | undefined,
+  words: Words,
+  requestClose: () => void,
+): Modal {
   const overlay = document.createElement('div');
   // The hosted page follows the system's scheme unless told otherwise; the modal around it does the same.
   overlay.className = `gc-overlay${themeClass(theme ?? 'auto')}`;
@@ -19,19 +25,19 @@ export function openModal(src: string, theme: Theme | undefined, requestClose: (
   dialog.className = 'gc-dialog';
   dialog.setAttribute('role', 'dialog');
   dialog.setAttribute('aria-modal', 'true');
-  dialog.setAttribute('aria-label', 'Group Checkout');
+  dialog.setAttribute('aria-label', words.dialog);
   dialog.tabIndex = -1;
   const bar = document.createElement('div');
   bar.className = 'gc-bar';
   const close = document.createElement('button');
   close.type = 'button';
   close.className = 'gc-close';
-  close.setAttribute('aria-label', 'Close Group Checkout');
+  close.setAttribute('aria-label', words.close);
   close.textContent = '\u00d7';
   close.addEventListener('click', requestClose);
   bar.appendChild(close);
   const iframe = document.createElement('iframe');
-  iframe.title = 'Group Checkout';
+  iframe.title = words.dialog;
   iframe.allow = 'payment';
   iframe.src = src;
   dialog.append(bar, iframe);

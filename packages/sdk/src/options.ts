@@ -1,12 +1,15 @@
 // Checks the options given to init() and button() and throws an Error that names the option and says what
 // to send (docs/sdk.md#options). These throw at set-up time, in the merchant's code, never from a click.
-import type { ButtonOptions, GetSignature, GroupOptions, InitOptions, Theme } from './types.ts';
+import type { ButtonOptions, GetSignature, GroupOptions, InitOptions, Locale, Theme } from './types.ts';
+
+const LOCALE_OPTIONS: readonly Locale[] = ['auto', 'en', 'es', 'fr', 'de', 'it', 'pt', 'nl', 'ja'];
 
 export interface Config {
   merchantId: string;
   publishableKey: string;
   getSignature: GetSignature | undefined;
   theme: Theme | undefined;
+  locale: Locale | undefined;
   apiBaseUrl: string;
   payBaseUrl: string;
 }
@@ -70,6 +73,7 @@ export function initConfig(options: InitOptions): Config {
     'getSignature',
     'environment',
     'theme',
+    'locale',
     'apiBaseUrl',
     'payBaseUrl',
   ];
@@ -110,6 +114,7 @@ export function initConfig(options: InitOptions): Config {
     publishableKey: key as string,
     getSignature: functionOrUndefined(where, 'getSignature', o.getSignature),
     theme,
+    locale: o.locale === undefined ? undefined : oneOf(where, 'locale', o.locale, LOCALE_OPTIONS),
     apiBaseUrl,
     payBaseUrl,
   };
@@ -173,6 +178,7 @@ export interface ButtonConfig {
   successUrl: string | undefined;
   cancelUrl: string | undefined;
   callbacks: NonNullable<ButtonOptions['callbacks']>;
+  locale: Locale | undefined;
   fullWidth: boolean;
   size: 'sm' | 'md' | 'lg';
   variant: 'primary' | 'outline' | 'dark';
@@ -192,6 +198,7 @@ export function buttonConfig(options: ButtonOptions): ButtonConfig {
     'cancel_url',
     'callbacks',
     'appearance',
+    'locale',
   ];
   for (const key of Object.keys(o)) {
     const hint =
@@ -235,7 +242,7 @@ export function buttonConfig(options: ButtonOptions): ButtonConfig {
     if (!['fullWidth', 'size', 'variant'].includes(key)) {
       fail(
         where,
-        `unknown option appearance.${key}; the options are fullWidth, size, variant${key === 'label' || key === 'text' ? ' (the label "Pay as a group" is fixed)' : ''}`,
+        `unknown option appearance.${key}; the options are fullWidth, size, variant${key === 'label' || key === 'text' ? ' (the label "Pay as a group" is fixed; its language follows the locale option)' : ''}`,
       );
     }
   }
@@ -257,6 +264,7 @@ export function buttonConfig(options: ButtonOptions): ButtonConfig {
     successUrl,
     cancelUrl,
     callbacks: callbacks as ButtonConfig['callbacks'],
+    locale: o.locale === undefined ? undefined : oneOf(where, 'locale', o.locale, LOCALE_OPTIONS),
     fullWidth: a.fullWidth !== false,
     size: a.size === undefined ? 'md' : oneOf(where, 'appearance.size', a.size, ['sm', 'md', 'lg']),
     variant:

@@ -76,6 +76,9 @@ export type GetSignature = (cart: Cart) => string | Promise<string>;
 
 export type Theme = 'auto' | 'light' | 'dark';
 
+/** The language of the button, the modal and the hosted pages; `auto` follows the browser. */
+export type Locale = 'auto' | 'en' | 'es' | 'fr' | 'de' | 'it' | 'pt' | 'nl' | 'ja';
+
 export interface InitOptions {
   merchantId: string;
   publishableKey: string;
@@ -84,6 +87,8 @@ export interface InitOptions {
   /** Must match the key: svc_pk_test_ is the sandbox, svc_pk_live_ production. */
   environment?: 'sandbox' | 'production';
   theme?: Theme;
+  /** The language of every button, its modal and the hosted pages (default `auto`: the browser's). */
+  locale?: Locale;
   /** The merchant API, {base_url}. */
   apiBaseUrl?: string;
   /** The hosted pages, {pay_url}; the iframe's origin. */
@@ -102,6 +107,8 @@ export interface ButtonOptions {
   cancel_url?: string;
   callbacks?: Callbacks;
   appearance?: Appearance;
+  /** This button's language, over init's (default: init's, else `auto`). */
+  locale?: Locale;
 }
 
 export interface ButtonInstance {

@@ -245,7 +245,67 @@ function parseBlocklist(text: string, name = 'IP_BLOCKLIST'): BlockList {
   return list;
 }
 
+/** Our names read outside loadConfig: the CLI's `listen` (src/cli/listen.ts). */
+const READ_ELSEWHERE = ['GROUP_CHECKOUT_API_KEY', 'GROUP_CHECKOUT_API_BASE'];
+
+/** A name as it is compared: capitals, without underscores (SWEEP_INTERVALMS is SWEEP_INTERVAL_MS). */
+const squeezed = (name: string) => name.toUpperCase().replace(/_/g, '');
+
+/** Levenshtein distance, stopping early once it is over `most`. */
+function distance(a: string, b: string, most: number): number {
+  if (Math.abs(a.length - b.length) > most) return most + 1;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(
+        (previous[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    if (Math.min(...row) > most) return most + 1;
+    previous = row;
+  }
+  return previous[b.length] as number;
+}
+
+/**
+ * A variable whose name is one of ours misspelt (SWEEP_INTERVALMS, STRIPE_SECRETKEY, WEBHOOK_TIMOUT_MS)
+ * stops start-up: otherwise the default would silently stay in force. Every other name in the
+ * environment belongs to someone else (PATH, HOME, a CI's own) and is left alone, so "ours" is what
+ * loadConfig read, and "misspelt" is the same letters without underscores, or one letter off (two in
+ * names of ten letters or more).
+ */
+function refuseMisspeltNames(env: Env, read: Set<string>): void {
+  const ours = [...read, ...READ_ELSEWHERE];
+  for (const variable of Object.keys(env)) {
+    if (read.has(variable) || READ_ELSEWHERE.includes(variable)) continue;
+    const name = squeezed(variable);
+    if (name.length < 6) continue;
+    const most = name.length >= 10 ? 2 : 1;
+    const meant = ours.find((known) => distance(name, squeezed(known), most) <= most);
+    if (meant)
+      throw new ConfigError(
+        `${variable} is not a variable Group Checkout knows: did you mean ${meant}? (README.md#configuration lists them)`,
+      );
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
+  const read = new Set<string>();
+  const config = readConfig(
+    new Proxy(env, {
+      get(target, name) {
+        if (typeof name === 'string') read.add(name);
+        return target[name as string];
+      },
+    }),
+  );
+  refuseMisspeltNames(env, read);
+  return config;
+}
+
+function readConfig(env: Env): Config {
   const serviceEnv = env.SERVICE_ENV || 'sandbox';
   if (serviceEnv !== 'sandbox' && serviceEnv !== 'production') {
     throw new ConfigError(`SERVICE_ENV must be sandbox or production, got "${serviceEnv}"`);

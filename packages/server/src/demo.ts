@@ -1,7 +1,10 @@
 // First start of the sandbox on an empty database: create a demo merchant and print what a developer
 // needs to try the API. Secrets go to the terminal once, never to the log. Unless DEMO_SHOP=0, the demo
 // merchant also gets a webhook endpoint at the demo shop (examples/shop), and what the shop needs is
-// written to ./data/demo-shop.json, readable by its owner only (docs/decisions.md#demo-shop).
+// written to ./data/demo-shop.json, readable by its owner only (docs/decisions.md#demo-shop). That file
+// belongs to the database it was made for: another DATABASE_URL gets its own file beside it, so trying
+// PostgreSQL never breaks the shop of the default SQLite database.
+import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from './config.ts';
@@ -12,12 +15,34 @@ import { createWebhookEndpoint, deleteWebhookEndpoint } from './flows/webhooks.t
 
 /** Relative to the working directory, as the default database is: `npm start` runs from the repository root. */
 const DEMO_SHOP_FILE = './data/demo-shop.json';
+const DEFAULT_DATABASE_URL = 'sqlite:./data/group-checkout.db';
+
+/** A database's URL as it may be written down: without its password. */
+function databaseLabel(databaseUrl: string): string {
+  if (databaseUrl.startsWith('sqlite:')) return databaseUrl;
+  const parsed = new URL(databaseUrl);
+  parsed.password = '';
+  return parsed.toString();
+}
+
+/**
+ * The demo shop's settings file for a database: ./data/demo-shop.json for the default SQLite database,
+ * ./data/demo-shop.<12 hex digits of the database's label>.json for any other. scripts/start.mjs hears it
+ * from the service (the `listening` message) and hands it to the shop.
+ */
+export function demoShopFileOf(databaseUrl: string): string {
+  if (databaseUrl === DEFAULT_DATABASE_URL) return DEMO_SHOP_FILE;
+  const digest = createHash('sha256').update(databaseLabel(databaseUrl)).digest('hex').slice(0, 12);
+  return `./data/demo-shop.${digest}.json`;
+}
 
 /** The demo shop's receiver: examples/shop serves it. */
 const SHOP_WEBHOOK_PATH = '/webhooks/group-checkout';
 
 /** What the demo shop reads: its merchant's browser credentials and webhook secret, never the secret key. */
 interface DemoShopFile {
+  /** The database whose merchant this is, without its password. */
+  database: string;
   merchant_id: string;
   publishable_key: string;
   signing_secret: string;
@@ -36,12 +61,12 @@ const shopUrlOf = (port: number) => `http://localhost:${port}`;
 const shopOriginsOf = (port: number) => [shopUrlOf(port), `http://127.0.0.1:${port}`];
 
 /** Written whole to a temporary file, then renamed: a reader never sees half a file, nor a wider mode. */
-function writeDemoShopFile(file: DemoShopFile): void {
-  mkdirSync(dirname(DEMO_SHOP_FILE), { recursive: true });
-  const temporary = `${DEMO_SHOP_FILE}.${process.pid}.tmp`;
+function writeDemoShopFile(path: string, file: DemoShopFile): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.tmp`;
   writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
   chmodSync(temporary, 0o600); // the umask may have narrowed it further, never widened; say it exactly
-  renameSync(temporary, DEMO_SHOP_FILE);
+  renameSync(temporary, path);
 }
 
 export async function ensureDemoMerchant(deps: Deps): Promise<void> {
@@ -60,7 +85,8 @@ export async function ensureDemoMerchant(deps: Deps): Promise<void> {
     deps.db,
     'demo_merchant',
     {
-      name: 'Demo Shop',
+      // The shop's own name (examples/shop), which the payer pages show as the merchant's.
+      name: 'Camp Supply',
       environment: 'test',
       headlessApiEnabled: true,
       payoutCurrency: null,
@@ -84,7 +110,8 @@ export async function ensureDemoMerchant(deps: Deps): Promise<void> {
       url: `${shopUrl}${SHOP_WEBHOOK_PATH}`,
       events: ['*'],
     });
-    writeDemoShopFile({
+    writeDemoShopFile(demoShopFileOf(config.databaseUrl), {
+      database: databaseLabel(config.databaseUrl),
       merchant_id: m.id,
       publishable_key: created.publishableKey,
       signing_secret: m.signingSecret,
@@ -96,7 +123,7 @@ export async function ensureDemoMerchant(deps: Deps): Promise<void> {
     });
     shopLines.push(
       `  demo shop webhook        ${endpoint.id} -> ${endpoint.url} (every event)`,
-      `  demo shop settings       ${DEMO_SHOP_FILE} (mode 0600; no secret key in it)`,
+      `  demo shop settings       ${demoShopFileOf(config.databaseUrl)} (mode 0600; no secret key in it)`,
     );
   }
   process.stdout.write(
@@ -151,12 +178,13 @@ function readDemoShopFile(): DemoShopFile | undefined {
  * registered anew (a new secret) and the old one deleted.
  */
 async function refreshDemoShopFile(deps: Deps, config: Config): Promise<void> {
-  if (config.demoShopPort === undefined || !existsSync(DEMO_SHOP_FILE)) return;
+  const path = demoShopFileOf(config.databaseUrl);
+  if (config.demoShopPort === undefined || !existsSync(path)) return;
   let file: DemoShopFile;
   try {
-    file = JSON.parse(readFileSync(DEMO_SHOP_FILE, 'utf8')) as DemoShopFile;
+    file = JSON.parse(readFileSync(path, 'utf8')) as DemoShopFile;
   } catch {
-    deps.logger.warn({ file: DEMO_SHOP_FILE }, 'demo shop settings are not JSON: left as they are');
+    deps.logger.warn({ file: path }, 'demo shop settings are not JSON: left as they are');
     return;
   }
   const shopUrl = shopUrlOf(config.demoShopPort);
@@ -169,7 +197,12 @@ async function refreshDemoShopFile(deps: Deps, config: Config): Promise<void> {
     add: shopOrigins,
     remove: oldPort ? shopOriginsOf(Number(oldPort)).filter((o) => !shopOrigins.includes(o)) : [],
   });
-  const next: DemoShopFile = { ...file, api_url: config.publicBaseUrl, pay_url: config.publicPayUrl };
+  const next: DemoShopFile = {
+    ...file,
+    database: databaseLabel(config.databaseUrl),
+    api_url: config.publicBaseUrl,
+    pay_url: config.publicPayUrl,
+  };
   if (file.shop_url !== shopUrl) {
     // A file from another database (its merchant unknown here) cannot be mended: the demo must not stop
     // the service, so say so and leave it.
@@ -177,7 +210,7 @@ async function refreshDemoShopFile(deps: Deps, config: Config): Promise<void> {
       url: `${shopUrl}${SHOP_WEBHOOK_PATH}`,
       events: ['*'],
     }).catch((error: unknown) => {
-      deps.logger.warn({ err: error, file: DEMO_SHOP_FILE }, 'demo shop webhook endpoint not moved');
+      deps.logger.warn({ err: error, file: path }, 'demo shop webhook endpoint not moved');
       return undefined;
     });
     if (!endpoint) return;
@@ -186,5 +219,5 @@ async function refreshDemoShopFile(deps: Deps, config: Config): Promise<void> {
 
     Object.assign(next, { webhook_id: endpoint.id, webhook_secret: endpoint.secret, shop_url: shopUrl });
   }
-  if (JSON.stringify(next) !== JSON.stringify(file)) writeDemoShopFile(next);
+  if (JSON.stringify(next) !== JSON.stringify(file)) writeDemoShopFile(path, next);
 }

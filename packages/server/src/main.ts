@@ -1,7 +1,7 @@
 // The service process: read config, open storage, build the app, listen, start the workers.
 import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
-import { ensureDemoMerchant } from './demo.ts';
+import { demoShopFileOf, ensureDemoMerchant } from './demo.ts';
 import { startWorkers } from './jobs/index.ts';
 import { openRuntime } from './runtime.ts';
 
@@ -33,8 +33,9 @@ export async function serve(config: Config): Promise<void> {
     { api: config.publicBaseUrl, pay: config.publicPayUrl, env: config.serviceEnv, db: deps.db.dialect },
     'group checkout listening',
   );
-  // scripts/start.mjs (npm start) waits for this before it starts the demo shop beside us.
-  process.send?.({ type: 'listening' });
+  // scripts/start.mjs (npm start) waits for this before it starts the demo shop beside us, on the
+  // settings made for this database.
+  process.send?.({ type: 'listening', demoShopFile: demoShopFileOf(config.databaseUrl) });
 }
 
 /** What start-up lets through but an operator should hear of (docs/operations.md#going-to-production). */

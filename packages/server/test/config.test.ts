@@ -323,3 +323,42 @@ describe('production fails closed (docs/operations.md#going-to-production)', () 
     );
   });
 });
+
+describe('a misspelt variable name stops start-up (README.md#configuration)', () => {
+  const refusedAs = (name: string, meant: string) =>
+    assert.throws(
+      () => loadConfig({ [name]: '5' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError, String(error));
+        assert.equal(
+          error.message,
+          `${name} is not a variable Group Checkout knows: did you mean ${meant}? (README.md#configuration lists them)`,
+        );
+        return true;
+      },
+    );
+
+  test('a missing underscore, a letter off, a letter left out', () => {
+    refusedAs('SWEEP_INTERVALMS', 'SWEEP_INTERVAL_MS');
+    refusedAs('WEBHOOK_TIMOUT_MS', 'WEBHOOK_TIMEOUT_MS');
+    refusedAs('stripe_secret_key', 'STRIPE_SECRET_KEY');
+    refusedAs('DATABASE_URI', 'DATABASE_URL');
+    refusedAs('SETTLE_INTERVAL', 'SETTLE_INTERVAL_MS');
+  });
+
+  test("other programs' variables are left alone", () => {
+    const config = loadConfig({
+      PATH: '/usr/bin',
+      HOME: '/root',
+      NODE_ENV: 'test',
+      TEST_DATABASE_URL: 'postgres://x@127.0.0.1/test',
+      TEST_REDIS_URL: 'redis://127.0.0.1:6379',
+      GROUP_CHECKOUT_API_KEY: 'svc_sk_test_x',
+      npm_config_user_agent: 'npm/11',
+      HOSTNAME: 'box',
+    });
+    assert.equal(config.sweepIntervalMs, 2000);
+    // This very process's environment starts.
+    loadConfig({ ...process.env, SERVICE_ENV: 'sandbox' });
+  });
+});

@@ -139,6 +139,35 @@ describe('the journey: shop → button → modal → three payers → funded →
     assert.match((await orders.textContent('body')) ?? '', new RegExp(`${ref}[\\s\\S]*paid`));
   });
 
+  test('the first click after typing a quantity opens the checkout, for the cart as typed (#19)', async () => {
+    const { page, said } = await shopperPage();
+    await page.getByRole('button', { name: 'Pay as a group' }).waitFor();
+    const totalBefore = await page.textContent('#sum-total');
+    const lanterns = page.locator('#qty-sku_lantern');
+    await lanterns.click();
+    await lanterns.press('Control+a');
+    await lanterns.pressSequentially('2');
+    // The totals follow the typing, before the field loses focus.
+    assert.equal(await lanterns.evaluate((el) => el === document.activeElement), true);
+    await eventually(
+      async () => (await page.textContent('#sum-total')) !== totalBefore,
+      5_000,
+      'the total to follow the typing',
+    );
+    // One click, straight from the field: the modal opens.
+    await page.getByRole('button', { name: 'Pay as a group' }).click();
+    await page.getByRole('dialog', { name: 'Group Checkout' }).waitFor({ timeout: 5_000 });
+    await eventually(async () => Boolean(sessionIdIn(said)), 10_000, 'onGroupCreated');
+    const session = await sessionOf(t, sessionIdIn(said));
+    // A tent and two lanterns: 238.00, tax 19.64, shipping 9.00, packing 2.00.
+    assert.equal(await page.textContent('#sum-total'), '$268.64');
+    assert.equal(session.total_cents, 26864);
+    assert.ok(
+      said.some((s) => s.includes('say who is in the group in the checkout window')),
+      'the status does not ask for links that do not exist yet',
+    );
+  });
+
   test('cancel in the modal: onGroupCancelled, the paid share refunded, sent to cancel_url, order cancelled', async () => {
     const { page, said } = await shopperPage();
     const { modal, bobShare } = await groupOfTwo(page);

@@ -52,6 +52,8 @@ export interface ShopConfig {
   noGetSignature?: boolean;
   /** The shop's getSignature waits this long first, to watch the button while it is busy. */
   signDelayMs?: number;
+  /** The shopper's browser language (navigator.languages and Accept-Language). */
+  browserLocale?: string;
 }
 
 export type Call = [name: string, ...args: unknown[]];
@@ -223,7 +225,7 @@ export async function startHarness(): Promise<Harness> {
         },
         button: { cart: sampleCart(), ...config.button },
       });
-      const context = await browser.newContext();
+      const context = await browser.newContext(config.browserLocale ? { locale: config.browserLocale } : {});
       const page = await context.newPage();
       const calls: Call[] = [];
       const pageErrors: Error[] = [];

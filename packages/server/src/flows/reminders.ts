@@ -4,11 +4,12 @@
 // session reminds an address at most once an hour and sends at most 3 rounds; one merchant reminds an
 // address at most 3 times a day, whatever the session. Each mail is claimed in the database before it goes
 // out, under the merchant's row lock, so concurrent calls (or processes) never pass a limit together.
-import { toIso } from '../clock.ts';
 import type { Deps } from '../deps.ts';
-import { formatMinorUnits } from '../domain/currencies.ts';
 import { consumerFee } from '../domain/fees.ts';
+import { formatMoney } from '../domain/money-format.ts';
 import { ServiceError } from '../errors.ts';
+import { CATALOGUES } from '../i18n/catalogues.ts';
+import { translator } from '../i18n/translate.ts';
 import { listMembers, type Member } from '../store/members.ts';
 import { findMerchantById, lockMerchantRow, type Merchant } from '../store/merchants.ts';
 import {
@@ -106,34 +107,41 @@ export async function remindPendingMembers(
   return result;
 }
 
+/** A reminder in the session's mail language, plain text: amounts and the expiry through Intl. */
 function reminderMail(deps: Deps, merchant: Merchant, session: Session, member: Member) {
-  const currency = session.currency.toUpperCase();
-  const amount = `${formatMinorUnits(member.amountCents, session.currency)} ${currency}`;
+  const locale = session.mailLocale;
+  const t = translator(CATALOGUES[locale], locale);
+  const amount = formatMoney(member.amountCents, session.currency, locale);
   const fee = consumerFee(member.amountCents, session.consumerFeePpm, session.chargeStep);
-  const feeText =
-    fee > 0 ? ` (plus a ${formatMinorUnits(fee, session.currency)} ${currency} service fee)` : '';
-  const organizer = session.customer?.name ?? 'Your organizer';
+  const organizer = session.customer?.name ?? t('mail.someone');
   const link = payLinks(deps.config.publicPayUrl).share(member.shareId);
-  const expires = toIso(session.expiresAt);
-  const order = session.orderRef ? ` (order ${session.orderRef})` : '';
+  const date = new Intl.DateTimeFormat(locale, {
+    dateStyle: 'full',
+    timeStyle: 'short',
+    timeZone: 'UTC',
+  }).format(session.expiresAt);
+  const order = session.orderRef ? t('mail.order', { ref: session.orderRef }) : '';
+  const merchantName = merchant.name;
   return {
     to: member.email as string,
     // No Reply-To: the organizer's address was typed in a browser and never verified, and a reply-to of
     // someone else's choosing would make our mail theirs (docs/decisions.md#reminder-limits).
-    subject: `Reminder: your ${amount} share for ${merchant.name}`,
+    subject: t('mail.reminder.subject', { amount, merchant: merchantName }),
     text: [
-      `Hi ${member.name},`,
+      t('mail.hi', { name: member.name }),
       '',
       member.isOrganizer
-        ? `You are buying from ${merchant.name}${order} as a group, and your own share is still open.`
-        : `${organizer} is buying from ${merchant.name}${order} as a group, and your share is still open.`,
+        ? t('mail.reminder.organizer', { merchant: merchantName, order })
+        : t('mail.reminder.member', { organizer, merchant: merchantName, order }),
       '',
-      `Your share: ${amount}${feeText}`,
-      `Pay it here: ${link}`,
+      fee > 0
+        ? t('mail.shareWithFee', { amount, fee: formatMoney(fee, session.currency, locale) })
+        : t('mail.share', { amount }),
+      t('mail.payHere', { link }),
       '',
-      `The group expires at ${expires}. If it is not fully paid by then, every payment is refunded.`,
+      t('mail.expires', { date }),
       '',
-      '— Group Checkout',
+      t('mail.signature'),
     ].join('\n'),
   };
 }

@@ -12,6 +12,7 @@ import { refundsOf } from '../domain/settling.ts';
 import { diagnoseCartSignature } from '../domain/signature-check.ts';
 import { ServiceError } from '../errors.ts';
 import { recordEvent } from '../events/outbox.ts';
+import { chooseLocale, type LocaleSetting } from '../i18n/locales.ts';
 import { ids, sha256 } from '../ids.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { insertMembers, type Member } from '../store/members.ts';
@@ -51,6 +52,10 @@ export interface CreateSessionInput {
   successUrl: string | undefined;
   cancelUrl: string | undefined;
   webhookUrl: string | undefined;
+  /** The language of its pages and mail; `auto` (the default) follows each reader. */
+  locale: LocaleSetting | undefined;
+  /** The creator's Accept-Language: the mail's language when `locale` is `auto`. */
+  acceptLanguage: string | undefined;
   /** The Origin header of the create request, if any. */
   origin: string | undefined;
 }
@@ -165,6 +170,8 @@ export async function createSession(
     merchantFeePpm: merchant.merchantFeePpm,
     consumerFeePpm: merchant.consumerFeePpm,
     chargeStep,
+    locale: input.locale ?? 'auto',
+    mailLocale: chooseLocale(input.locale, input.acceptLanguage).lang,
     organizerTokenHash: sha256(organizerToken),
     createdAt: now,
     updatedAt: now,

@@ -10,11 +10,13 @@ import type { Deps } from '../deps.ts';
 import { canonicalOrigins, parseOrigin } from '../domain/origins.ts';
 import { ServiceError } from '../errors.ts';
 import { loadPayPage, loadSharePage, sessionForToken } from '../flows/pay-access.ts';
+import { CATALOGUES } from '../i18n/catalogues.ts';
+import { chooseLocale, type Locale } from '../i18n/locales.ts';
+import { translator } from '../i18n/translate.ts';
 import type { Session } from '../store/sessions.ts';
 import { payLinks, payPageToWire, shareToWire } from '../wire/mappers.ts';
 import { type PageScript, pageAssets } from './assets.ts';
 import { sendCompressed } from './compressed.ts';
-import { pickLocale } from './format.ts';
 import type { Html } from './html.ts';
 import { layout, type Theme } from './layout.ts';
 import { registerSdkAssets } from './sdk-assets.ts';
@@ -84,13 +86,21 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
     done();
   });
 
+  /** The page's language: the session's own when it has one (POST /sessions locale), else the reader's. */
+  const language = (request: FastifyRequest, sessionLocale?: string | null) => {
+    const chosen = chooseLocale(sessionLocale, request.headers['accept-language']);
+    const messages = CATALOGUES[chosen.lang];
+    return { lang: chosen.lang, locale: chosen.intl, messages, t: translator(messages, chosen.intl) };
+  };
+
   const context = (
     request: FastifyRequest,
     e: ReturnType<typeof embedding>,
     access?: string,
+    sessionLocale?: string | null,
   ): PageContext => ({
     apiBase,
-    locale: pickLocale(request.headers['accept-language']),
+    ...(({ lang, locale, messages }) => ({ lang, locale, messages }))(language(request, sessionLocale)),
     ...(access ? { access } : {}),
     embed: e.embed,
     ...(e.parentOrigin ? { parentOrigin: e.parentOrigin } : {}),
@@ -102,7 +112,15 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
     reply: FastifyReply,
     status: number,
     e: ReturnType<typeof embedding>,
-    page: { title: string; body: Html; script?: PageScript; data?: unknown; lang: string },
+    page: {
+      title: string;
+      body: Html;
+      script?: PageScript;
+      data?: unknown;
+      lang: Locale;
+      /** The page's tag for `lang`: the reader's regional one when it is the page's language (fr-CH). */
+      locale: string;
+    },
   ) {
     return reply
       .code(status)
@@ -112,7 +130,7 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
       .send(
         layout({
           title: page.title,
-          lang: page.lang,
+          lang: page.locale,
           theme: e.theme,
           embed: e.embed,
           css: assets.css,
@@ -120,42 +138,38 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
           assetBase,
           body: page.body,
           data: page.data,
+          words: {
+            skip: CATALOGUES[page.lang]['layout.skip'] as string,
+            footer: CATALOGUES[page.lang]['layout.footer'] as string,
+          },
         }),
       );
   }
 
+  /** A refusal in the reader's language: `kind` names its title and text in the catalogue. */
   const problem = (
     request: FastifyRequest,
     reply: FastifyReply,
     status: number,
-    title: string,
-    text: string,
-  ) =>
-    send(reply, status, embedding(request.query as PageQuery, undefined), {
+    kind: 'rateLimited' | 'failed' | 'incomplete' | 'invalid' | 'noShare',
+  ) => {
+    const { lang, locale, t } = language(request);
+    const title = t(`problem.${kind}`);
+    return send(reply, status, embedding(request.query as PageQuery, undefined), {
       title,
-      lang: 'en',
-      body: problemView(title, text),
+      lang,
+      locale,
+      body: problemView(title, t(`problem.${kind}Text`), t),
     });
+  };
 
   // A page's refusals are pages too: too many requests, or a failure of ours, said in words.
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof ServiceError && error.code === 'rate_limited') {
-      return problem(
-        request,
-        reply,
-        429,
-        'Too many requests',
-        'Too many pages were opened from your network in the last minute. Wait a minute, then reload this page.',
-      );
+      return problem(request, reply, 429, 'rateLimited');
     }
     request.log.error({ request_id: request.id, err: error }, 'page failed');
-    return problem(
-      request,
-      reply,
-      500,
-      'Something went wrong',
-      'This page could not be shown just now. Reload it in a moment; nothing was charged.',
-    );
+    return problem(request, reply, 500, 'failed');
   });
 
   // Pages count against the pay-page API's read limit: a page and its polling are one person reading.
@@ -166,26 +180,14 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
     const query = request.query as PageQuery;
     const access = one(query.access);
     if (!access) {
-      return problem(
-        request,
-        reply,
-        403,
-        'This link is incomplete',
-        'The link to this group is missing its access code.',
-      );
+      return problem(request, reply, 403, 'incomplete');
     }
     const opened = await sessionForToken(deps, access).catch((error: Error) => {
       if (error instanceof ServiceError && error.code === 'invalid_access_token') return undefined;
       throw error;
     });
     if (!opened || opened.session.id !== sessionId) {
-      return problem(
-        request,
-        reply,
-        403,
-        'This link does not work',
-        'The access code in this link is not valid for this group.',
-      );
+      return problem(request, reply, 403, 'invalid');
     }
     const loaded = await loadPayPage(deps, opened);
     const page = payPageToWire(
@@ -196,12 +198,14 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
       links,
     ) as PageSession;
     const e = embedding(query, opened.session);
-    const ctx = context(request, e, access);
+    const ctx = context(request, e, access, loaded.session.locale);
+    const t = translator(ctx.messages, ctx.locale);
     const now = deps.clock.now();
     const organizer = page.role === 'organizer';
     return send(reply, 200, e, {
-      title: `${organizer ? 'Your group' : 'Join the group'} · ${page.merchant_name}`,
-      lang: ctx.locale,
+      title: `${organizer ? t('title.organizer') : t('title.group')} · ${page.merchant_name}`,
+      lang: ctx.lang,
+      locale: ctx.locale,
       body: organizer ? organizerView(page, ctx, draftOf(page), {}, now) : groupView(page, ctx, now),
       script: organizer ? 'organizer' : 'group',
       data: { page, ctx },
@@ -215,7 +219,7 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
       throw error;
     });
     if (!loaded) {
-      return problem(request, reply, 404, 'We could not find this share', 'There is no share at this link.');
+      return problem(request, reply, 404, 'noShare');
     }
     const share = shareToWire(
       loaded.session,
@@ -225,10 +229,12 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
       loaded.members,
     ) as PageShare;
     const e = embedding(request.query as PageQuery, loaded.session);
-    const ctx = context(request, e);
+    const ctx = context(request, e, undefined, loaded.session.locale);
+    const t = translator(ctx.messages, ctx.locale);
     return send(reply, 200, e, {
-      title: `Your share · ${share.merchant_name}`,
-      lang: ctx.locale,
+      title: `${t('title.share')} · ${share.merchant_name}`,
+      lang: ctx.lang,
+      locale: ctx.locale,
       body: shareView(share, ctx, deps.clock.now()),
       script: 'share',
       data: { share, ctx },

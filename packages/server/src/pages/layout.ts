@@ -15,6 +15,8 @@ export interface LayoutInput {
   assetBase: string;
   body: Html;
   data?: unknown;
+  /** The page's own words for the skip link and the footer, in its language. */
+  words: { skip: string; footer: string };
 }
 
 /** JSON that can sit inside <script>: no "</script>", no "<!--", and the two line separators escaped. */
@@ -37,13 +39,13 @@ export function layout(p: LayoutInput): string {
 ${p.script ? html`<script defer src="${p.assetBase}/${p.script.name}"></script>` : ''}
 </head>
 <body>
-<a class="skip" href="#main">Skip to content</a>
+<a class="skip" href="#main">${p.words.skip}</a>
 <div class="page">
 <div id="app">
 ${p.body}
 </div>
 <div id="live" class="sr-only" role="status" aria-live="polite"></div>
-<footer class="foot"><p>Payments by Group Checkout · card details go to the payment processor, never to the shop</p></footer>
+<footer class="foot"><p>${p.words.footer}</p></footer>
 </div>
 ${p.data === undefined ? '' : html`<script type="application/json" id="page-data">${raw(inertJson(p.data))}</script>`}
 </body>

@@ -89,6 +89,10 @@ export interface SessionsTable {
   merchant_fee_ppm: number;
   consumer_fee_ppm: number;
   charge_step: number;
+  /** POST /sessions locale: en es fr de it pt nl ja, or auto. */
+  locale: string;
+  /** The language of the session's mail: en es fr de it pt nl ja. */
+  mail_locale: string;
   created_at: number;
   updated_at: number;
   expires_at: number;

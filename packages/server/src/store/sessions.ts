@@ -5,6 +5,7 @@ import type { Selectable, Transaction } from 'kysely';
 import type { ResolvedGroupConfig } from '../domain/group-config.ts';
 import { assertTransition, type SessionStatus } from '../domain/session-state.ts';
 import type { SplitMode } from '../domain/split.ts';
+import { isLocale, type Locale, type LocaleSetting } from '../i18n/locales.ts';
 import { type Attempt, listSessionAttempts } from './attempts.ts';
 import type { Db } from './db.ts';
 import { type Dispute, listSessionDisputes } from './disputes.ts';
@@ -44,6 +45,10 @@ export interface Session {
    * like the fee rates: every share, fee and transfer of the session is a multiple of it.
    */
   chargeStep: number;
+  /** The language of the session's pages and mail, or `auto`: the reader's (i18n/locales.ts). */
+  locale: LocaleSetting;
+  /** The language of its mail: the locale, or with `auto` the creator's (their Accept-Language). */
+  mailLocale: Locale;
   createdAt: number;
   updatedAt: number;
   expiresAt: number;
@@ -81,6 +86,8 @@ function toSession(row: Selectable<SessionsTable>): Session {
     merchantFeePpm: row.merchant_fee_ppm,
     consumerFeePpm: row.consumer_fee_ppm,
     chargeStep: row.charge_step,
+    locale: (isLocale(row.locale) ? row.locale : 'auto') as LocaleSetting,
+    mailLocale: isLocale(row.mail_locale) ? row.mail_locale : 'en',
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     expiresAt: row.expires_at,
@@ -121,6 +128,8 @@ export async function insertSession(trx: Transaction<Database>, session: Session
       merchant_fee_ppm: session.merchantFeePpm,
       consumer_fee_ppm: session.consumerFeePpm,
       charge_step: session.chargeStep,
+      locale: session.locale,
+      mail_locale: session.mailLocale,
       created_at: session.createdAt,
       updated_at: session.updatedAt,
       expires_at: session.expiresAt,

@@ -220,6 +220,7 @@ export function shareToWire(
     member: memberToWire(member),
     status: member.status,
     amount_cents: member.amountCents,
+    consumer_fee_rate: formatRate(session.consumerFeePpm),
     consumer_fee_cents: consumerFee(member.amountCents, session.consumerFeePpm, session.chargeStep),
     amount_due_cents: chargeAmount(member.amountCents, session.consumerFeePpm, session.chargeStep),
     capture: session.groupConfig.capture,
@@ -227,6 +228,11 @@ export function shareToWire(
     next_action: nextActionOf(member, attempts),
     payment: paymentToWire(member, attempts),
     cart: cartToWire(session.cart),
+    split: {
+      mode: session.groupMode,
+      items: member.items?.map((i) => ({ item_index: i.itemIndex, quantity: i.quantity })) ?? null,
+      basis_points: member.basisPoints,
+    },
     ...(members ? { group: shareGroupToWire(session, members) } : {}),
   };
 }

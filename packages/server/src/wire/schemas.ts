@@ -287,6 +287,9 @@ export const ShareSchema = Type.Object({
     { description: 'While the share is authenticating: what the payer’s page must do (3-D Secure).' },
   ),
   amount_cents: Type.Integer({ description: 'The share, without the consumer fee.' }),
+  consumer_fee_rate: Type.Number({
+    description: 'The service fee the payer adds to their share, as a fraction (0.01 is 1 %).',
+  }),
   consumer_fee_cents: Type.Integer(),
   amount_due_cents: Type.Integer({ description: 'Share plus the consumer fee: what the card is charged.' }),
   capture: Type.String({
@@ -308,6 +311,24 @@ export const ShareSchema = Type.Object({
     Type.Null(),
   ]),
   cart: CartViewSchema,
+  split: Type.Object(
+    {
+      mode: Type.String({
+        description: 'How the group splits the cart: equal, itemized, custom, percentage or host-pays.',
+      }),
+      items: Type.Union(
+        [Type.Array(Type.Object({ item_index: Type.Integer(), quantity: Type.Integer() })), Type.Null()],
+        {
+          description:
+            'Itemized: the cart items (by index in cart.items) and quantities this share pays for.',
+        },
+      ),
+      basis_points: Type.Union([Type.Integer(), Type.Null()], {
+        description: 'Percentage: this share’s part of the total in basis points (2500 is 25 %).',
+      }),
+    },
+    { description: 'What this share is of the cart, so the payer sees why they pay this amount.' },
+  ),
   group: Type.Optional(
     Type.Object(
       {

@@ -150,7 +150,6 @@ for (const dialect of DIALECTS) {
         {
           request_id: 'x',
           share_id: ada.share_id,
-          session_id: created.session_id,
           session_status: 'pending',
           merchant_name: 'Test Shop',
           order_ref: 'ORD-1001',
@@ -159,6 +158,7 @@ for (const dialect of DIALECTS) {
           member: { id: ada.id, name: 'Ada', amount_cents: 3350, status: 'pending' },
           status: 'pending',
           amount_cents: 3350,
+          consumer_fee_rate: 0.01,
           consumer_fee_cents: 34,
           amount_due_cents: 3384,
           capture: 'immediate',
@@ -166,6 +166,7 @@ for (const dialect of DIALECTS) {
           next_action: null,
           payment: null,
           cart: 'x',
+          split: { mode: 'custom', items: null, basis_points: null },
           group: { size: 3, paid_count: 0, total_cents: 10000, paid_amount: 0, pending_amount: 10000 },
         },
       );

@@ -19,6 +19,7 @@ const ALLOWED: Record<string, string[]> = {
     'flows',
     'wire',
     'domain',
+    'i18n',
     'errors.ts',
     'ids.ts',
     'clock.ts',
@@ -26,7 +27,18 @@ const ALLOWED: Record<string, string[]> = {
     'deps.ts',
     'app-type.ts',
   ],
-  pages: ['pages', 'flows', 'wire', 'domain', 'errors.ts', 'clock.ts', 'config.ts', 'deps.ts', 'app-type.ts'],
+  pages: [
+    'pages',
+    'flows',
+    'wire',
+    'domain',
+    'i18n',
+    'errors.ts',
+    'clock.ts',
+    'config.ts',
+    'deps.ts',
+    'app-type.ts',
+  ],
   // The dashboard renders with the hosted pages' html`` and serves its stylesheet as they serve theirs.
   dashboard: [
     'dashboard',
@@ -44,6 +56,7 @@ const ALLOWED: Record<string, string[]> = {
   flows: [
     'flows',
     'domain',
+    'i18n',
     'store',
     'events',
     'wire',
@@ -57,8 +70,9 @@ const ALLOWED: Record<string, string[]> = {
   processor: ['processor', 'domain', 'store', 'ids.ts', 'clock.ts', 'config.ts'],
   events: ['events', 'wire', 'store', 'domain', 'ids.ts', 'clock.ts'],
   wire: ['wire', 'domain', 'clock.ts'],
-  store: ['store', 'domain', 'ids.ts'],
+  store: ['store', 'domain', 'i18n', 'ids.ts'],
   domain: ['domain'],
+  i18n: ['i18n'],
 };
 
 /** Layers that may name the store's types (Session, Member) without importing its queries. */

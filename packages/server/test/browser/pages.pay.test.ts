@@ -163,7 +163,7 @@ describe('paying on the hosted pages (Chromium)', () => {
     });
     assert.equal(res.status, 200, res.text);
     await organizer.waitForSelector('#finished', { timeout: 10_000 });
-    assert.match((await organizer.textContent('#finished')) ?? '', /This group was expired/);
+    assert.match((await organizer.textContent('#finished')) ?? '', /This group expired/);
     await bob.waitForSelector('#finished', { timeout: 10_000 });
     assert.equal(await bob.locator('#pay-form').count(), 0, 'no card form on an expired group');
   });
@@ -190,7 +190,7 @@ describe('paying on the hosted pages (Chromium)', () => {
     // Ann and Bob have emails; Cy has none.
     assert.equal(
       await organizer.textContent('#actions-status'),
-      'Sent 2 reminders. 1 not sent: no email, or reminded within the hour.',
+      'Sent 2 reminders. 1 not sent: no email, or reminded recently.',
     );
     await organizer.click('[data-action="remind"]');
     await organizer.waitForFunction(() =>

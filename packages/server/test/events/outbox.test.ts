@@ -181,6 +181,8 @@ for (const dialect of DIALECTS) {
             fundedAt: null,
             settledAt: null,
             settleAfter: null,
+            locale: 'auto' as const,
+            mailLocale: 'en' as const,
           };
           const member = { ...organizer, createdAt: now, updatedAt: now };
           await insertSession(trx, session);

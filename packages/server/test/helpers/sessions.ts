@@ -42,6 +42,8 @@ export interface CreateOptions {
   extra?: Record<string, unknown>;
   /** The page's Origin with the publishable key: default the merchant's first registered origin. */
   origin?: string;
+  /** More request headers (Accept-Language, …). */
+  headers?: Record<string, string>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the created session as the API answered it
@@ -58,8 +60,10 @@ export async function createSession(t: ApiClient, options: CreateOptions = {}): 
   if (options.customer) body.customer = options.customer;
   const key = via === 'publishable' ? merchant.publishableKey : merchant.secretKey;
   // A publishable key is used from a web page: the browser sends the page's Origin (docs/api.md#origins).
-  const headers: Record<string, string> =
-    via === 'publishable' ? { origin: options.origin ?? pageOrigin(merchant) } : {};
+  const headers: Record<string, string> = {
+    ...(via === 'publishable' ? { origin: options.origin ?? pageOrigin(merchant) } : {}),
+    ...options.headers,
+  };
   const res = await t.request('POST', '/v1/sessions', { key, body, headers });
   assert.equal(res.status, 200, res.text);
   return res.body;

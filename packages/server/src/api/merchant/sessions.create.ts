@@ -3,6 +3,7 @@ import Type from 'typebox';
 import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { type CreatedSession, createSession } from '../../flows/sessions.ts';
+import { LOCALES, type LocaleSetting } from '../../i18n/locales.ts';
 import { createdSessionToWire, payLinks } from '../../wire/mappers.ts';
 import { CartSchema, CreatedSessionSchema, CustomerSchema, GroupConfigSchema } from '../../wire/schemas.ts';
 import { callerOf } from '../auth.ts';
@@ -22,6 +23,15 @@ const CreateSessionBody = Type.Object(
     success_url: UrlField('HTTPS; the organizer is sent here once the group is funded.'),
     cancel_url: UrlField('HTTPS; the organizer is sent here after cancelling or abandoning.'),
     webhook_url: UrlField('Webhook target for this session’s events.'),
+    locale: Type.Optional(
+      Type.Union(
+        ['auto', ...LOCALES].map((l) => Type.Literal(l)),
+        {
+          description:
+            'The language of the hosted pages and mail: en, es, fr, de, it, pt, nl or ja; auto (the default) follows the reader’s browser (Accept-Language) on pages.',
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -50,6 +60,8 @@ export function register(app: App, deps: Deps) {
         successUrl: body.success_url,
         cancelUrl: body.cancel_url,
         webhookUrl: body.webhook_url,
+        locale: body.locale as LocaleSetting | undefined,
+        acceptLanguage: request.headers['accept-language'],
         origin: request.headers.origin,
       };
       return withAnswer(

@@ -1,16 +1,23 @@
 // What every hosted page's script does: read the data the server rendered from, call the pay-page API,
 // tell the embedding window what happened (only the recorded parent origin), patch sections of the page
 // as things change without losing what the person is typing, and the card form.
-import { pickLocale, timeLeft } from '../format.ts';
+
+import { type MessageKey, type Params, type Translate, translator } from '../../i18n/translate.ts';
+import { parseExpiry } from '../card-input.ts';
+import { timeLeft } from '../format.ts';
 import type { Html } from '../html.ts';
 import { failureWords } from '../views/parts.ts';
 import type { PageContext, PageShare } from '../views/types.ts';
 
+/** The page's language, as the server chose it: its messages came with the page's data. */
+let translate: Translate = (key) => key;
+export const t = (key: MessageKey, params?: Params): string => translate(key, params);
+
 export function pageData<T>(): T {
   const node = document.getElementById('page-data');
   const data = JSON.parse(node?.textContent ?? '{}') as T & { ctx?: PageContext };
-  // Amounts in the browser's own locale from here on (the server used Accept-Language).
-  if (data.ctx) data.ctx.locale = pickLocale(navigator.language);
+  // The page speaks and formats as the server rendered it (the session's language or Accept-Language).
+  if (data.ctx) translate = translator(data.ctx.messages, data.ctx.locale);
   return data;
 }
 
@@ -19,9 +26,6 @@ export interface ApiAnswer<T = unknown> {
   // biome-ignore lint/suspicious/noExplicitAny: an API answer is read field by field where it is used
   body: T & { error?: string; code?: string; details?: string[]; request_id?: string } & Record<string, any>;
 }
-
-const NETWORK_ERROR =
-  'We could not reach Group Checkout. Check your connection and try again; nothing is charged twice.';
 
 /** One call to the pay-page API; a network failure is an answer with status 0 and a message in words. */
 export async function api<T = unknown>(
@@ -51,11 +55,11 @@ export async function api<T = unknown>(
     try {
       parsed = JSON.parse(text);
     } catch {
-      parsed = { error: `The service answered ${response.status}.` } as ApiAnswer<T>['body'];
+      parsed = { error: t('network.answered', { status: response.status }) } as ApiAnswer<T>['body'];
     }
     return { status: response.status, body: parsed };
   } catch {
-    return { status: 0, body: { error: NETWORK_ERROR, code: 'network_error' } as ApiAnswer<T>['body'] };
+    return { status: 0, body: { error: t('network.error'), code: 'network_error' } as ApiAnswer<T>['body'] };
   }
 }
 
@@ -223,8 +227,8 @@ export function bindCopyButtons(root: HTMLElement) {
     const label = button.firstChild;
     const before = label?.textContent ?? '';
     const done = () => {
-      if (label) label.textContent = 'Copied';
-      announce('Link copied');
+      if (label) label.textContent = t('organizer.copied');
+      announce(t('organizer.linkCopied'));
       setTimeout(() => {
         if (label) label.textContent = before;
       }, 2000);
@@ -263,30 +267,24 @@ function loadStripe(key: string): Promise<StripeLike> {
   return stripeReady;
 }
 
-const EXPIRY = /^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/;
-
 /** Reads the sandbox card fields, naming the first one that is wrong. */
 function readCard(form: HTMLFormElement): { card?: object; error?: string; field?: string } {
   const value = (id: string) => (form.querySelector(`#${id}`) as HTMLInputElement | null)?.value.trim() ?? '';
   const number = value('card-number').replace(/[\s-]/g, '');
-  if (!/^\d{12,19}$/.test(number))
-    return { error: 'Enter the card number: 12 to 19 digits.', field: 'card-number' };
-  const exp = EXPIRY.exec(value('card-exp'));
-  const month = exp ? Number(exp[1]) : 0;
-  if (!exp || month < 1 || month > 12)
-    return { error: 'Enter the expiry as MM/YY, like 12/30.', field: 'card-exp' };
-  const year = Number(exp[2]?.length === 2 ? `20${exp[2]}` : exp[2]);
+  if (!/^\d{12,19}$/.test(number)) return { error: t('card.numberError'), field: 'card-number' };
+  const expiry = parseExpiry(value('card-exp'));
+  if (!expiry) return { error: t('card.expiryError'), field: 'card-exp' };
   const cvc = value('card-cvc');
-  if (!/^\d{3,4}$/.test(cvc)) return { error: 'Enter the 3 or 4 digit security code.', field: 'card-cvc' };
-  return { card: { number, exp_month: month, exp_year: year, cvc } };
+  if (!/^\d{3,4}$/.test(cvc)) return { error: t('card.cvcError'), field: 'card-cvc' };
+  return { card: { number, exp_month: expiry.month, exp_year: expiry.year, cvc } };
 }
 
 /** What the page says when a share's payment has an answer: paid, held, waiting on the bank, or not taken. */
 function outcomeWords(share: PageShare): string {
-  if (share.status === 'authorized') return 'Your card is held for your share.';
-  if (share.status === 'paid') return 'Your share is paid.';
-  if (share.status === 'authenticating') return 'Your bank asks you to confirm this payment.';
-  return failureWords(share.failure);
+  if (share.status === 'authorized') return t('outcome.held');
+  if (share.status === 'paid') return t('outcome.paid');
+  if (share.status === 'authenticating') return t('outcome.confirm');
+  return failureWords(share.failure, translate);
 }
 
 /**
@@ -316,7 +314,7 @@ export function bindPayForm(
     const form = document.getElementById('pay-form') as HTMLFormElement | null;
     if (ctx.processor !== 'stripe' || !node || !form || stripe?.node === node) return;
     if (!ctx.stripePublishableKey) {
-      showError('Card payments are not available right now. Please try again later.');
+      showError(t('card.unavailable'));
       return;
     }
     const instance = await loadStripe(ctx.stripePublishableKey);
@@ -355,21 +353,21 @@ export function bindPayForm(
       secret = now.body.next_action?.client_secret;
     }
     if (secret && ctx.processor === 'stripe') {
-      if (!ctx.stripePublishableKey) return showAuthError('Card payments are not available right now.');
+      if (!ctx.stripePublishableKey) return showAuthError(t('auth.unavailable'));
       // Stripe.js shows the bank's page and resolves when the payer is done with it, whatever they did:
       // what became of the payment is the service's answer below.
       const instance = await loadStripe(ctx.stripePublishableKey).catch(() => undefined);
-      if (!instance) return showAuthError('Stripe.js did not load. Check your connection and try again.');
+      if (!instance) return showAuthError(t('auth.stripeMissing'));
       await instance.handleNextAction({ clientSecret: secret });
     } else if (secret) {
       const done = await api(ctx, 'POST', '/sandbox/authenticate', { client_secret: secret, outcome: step });
       // A step nobody waits on any more (finished elsewhere, or abandoned) still ends in the refresh below.
       if (done.status !== 200 && done.body.code !== 'authentication_not_found') {
-        return showAuthError(done.body.error ?? 'The authentication step did not go through.');
+        return showAuthError(done.body.error ?? t('auth.notThrough'));
       }
     }
     const answer = await api<PageShare>(ctx, 'POST', `/shares/${encodeURIComponent(shareId)}/refresh`);
-    if (answer.status !== 200) return showAuthError(answer.body.error ?? 'We could not check the payment.');
+    if (answer.status !== 200) return showAuthError(answer.body.error ?? t('auth.notChecked'));
     announce(outcomeWords(answer.body));
     onAnswer(answer.body);
     // Still waiting on the bank (its page was closed): the step's buttons, unchanged, work again.
@@ -393,11 +391,11 @@ export function bindPayForm(
     if (button?.disabled) return;
     let body: Record<string, unknown>;
     if (ctx.processor === 'stripe') {
-      if (!stripe?.node.isConnected) return showError('The card form is still loading.');
+      if (!stripe?.node.isConnected) return showError(t('card.loading'));
       const submitted = await stripe.elements.submit();
-      if (submitted.error) return showError(submitted.error.message ?? 'Check the card details.');
+      if (submitted.error) return showError(submitted.error.message ?? t('card.check'));
       const made = await stripe.instance.createPaymentMethod({ elements: stripe.elements });
-      if (!made.paymentMethod) return showError(made.error?.message ?? 'Check the card details.');
+      if (!made.paymentMethod) return showError(made.error?.message ?? t('card.check'));
       body = { payment_method: made.paymentMethod.id };
     } else {
       const read = readCard(form);
@@ -410,10 +408,10 @@ export function bindPayForm(
     if (button) {
       button.disabled = true;
       button.setAttribute('aria-busy', 'true');
-      button.textContent = 'Paying…';
+      button.textContent = t('card.paying');
     }
     showError('');
-    announce('Paying…');
+    announce(t('card.paying'));
     const answer = await api<PageShare>(ctx, 'POST', `/shares/${form.dataset.share}/pay`, body);
     if (button) {
       button.disabled = false;
@@ -429,10 +427,10 @@ export function bindPayForm(
     }
     // #pay-error is an alert: what it says is read out once, without announce().
     announce('');
-    const message = answer.body.error ?? 'The payment did not go through.';
+    const message = answer.body.error ?? t('card.failed');
     if (answer.status === 402) {
       showError(
-        /another card/i.test(message) ? message : `${message} Please try another card.`,
+        /another card/i.test(message) ? message : `${message} ${t('outcome.tryAnother')}`,
         ctx.processor === 'sandbox' ? 'card-number' : undefined,
       );
     } else if (answer.status === 400) {
@@ -461,6 +459,6 @@ export function startPage(
   closeOnEscape(ctx, session.id, session.orderRef);
   rememberRendered();
   render();
-  tickTimeLeft((expiresAt) => timeLeft(expiresAt, Date.now()));
+  tickTimeLeft((expiresAt) => timeLeft(expiresAt, Date.now(), ctx.locale, translate));
   if (session.open) every(3000, refresh);
 }

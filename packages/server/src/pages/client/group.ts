@@ -2,7 +2,7 @@
 // leads the new member to their own share page.
 import { groupView } from '../views/pages.ts';
 import type { PageContext, PageSession } from '../views/types.ts';
-import { api, pageData, patch, reportFinal, startPage } from './common.ts';
+import { api, pageData, patch, reportFinal, startPage, t } from './common.ts';
 
 const { page: initial, ctx } = pageData<{ page: PageSession; ctx: PageContext }>();
 let page = initial;
@@ -19,7 +19,7 @@ app.addEventListener('submit', async (event) => {
   const email = (document.getElementById('join-email') as HTMLInputElement).value.trim();
   const input = document.getElementById('join-name') as HTMLInputElement;
   if (!name) {
-    showJoinError('Enter your name to join.');
+    showJoinError(t('groupPage.nameError'));
     input.setAttribute('aria-invalid', 'true');
     input.focus();
     return;
@@ -45,7 +45,7 @@ app.addEventListener('submit', async (event) => {
     location.assign(next.toString());
     return;
   }
-  showJoinError(answer.body.error ?? 'You could not join the group.');
+  showJoinError(answer.body.error ?? t('groupPage.joinFailed'));
 });
 
 /** The join form's error, in its alert, leaving what was typed as it is. */

@@ -23,6 +23,7 @@ import {
   patch,
   reportFinal,
   startPage,
+  t,
 } from './common.ts';
 
 const { page: initial, ctx } = pageData<{ page: PageSession; ctx: PageContext }>();
@@ -125,14 +126,17 @@ app.addEventListener('change', (event) => {
 });
 
 app.addEventListener('input', (event) => {
-  // host-pays shows the organizer's rest as the others' amounts are typed.
-  if (draft.mode === 'host-pays' && (event.target as HTMLElement).id.endsWith('-amount')) {
-    readForm();
-    const rest = document.querySelector('[data-testid="host-rest"]');
-    const markup = document.createElement('template');
-    markup.innerHTML = organizerView(page, ctx, draft, errors, Date.now(), ui).value;
-    const fresh = markup.content.querySelector('[data-testid="host-rest"]');
-    if (rest && fresh) rest.replaceWith(fresh);
+  // As amounts or percentages are typed: host-pays shows the organizer's rest, custom and percentage the
+  // running total. Only those lines are replaced, so the field being typed in keeps its focus.
+  const id = (event.target as HTMLElement).id;
+  if (!id.endsWith('-amount') && !id.endsWith('-percent')) return;
+  readForm();
+  const markup = document.createElement('template');
+  markup.innerHTML = organizerView(page, ctx, draft, errors, Date.now(), ui).value;
+  for (const selector of ['[data-testid="host-rest"]', '[data-testid="running-total"]']) {
+    const shown = document.querySelector(selector);
+    const fresh = markup.content.querySelector(selector);
+    if (shown && fresh) shown.replaceWith(fresh);
   }
 });
 
@@ -169,11 +173,11 @@ app.addEventListener('click', async (event) => {
       const reread = await api<PageSession>(ctx, 'GET', `/session${access}`);
       afterChange(
         reread.status === 200 ? reread.body : { ...page, status: 'cancelled' },
-        'The group is cancelled.',
+        t('notice.cancelled'),
       );
       if (page.cancel_url && !ctx.embed) setTimeout(() => location.assign(page.cancel_url as string), 1500);
     } else {
-      actionFailed('cancel', answer.body.error ?? 'The group could not be cancelled.');
+      actionFailed('cancel', answer.body.error ?? t('notice.cancelFailed'));
       if (answer.status >= 500 || answer.status === 0) {
         notifyParent(ctx, 'error', page.session_id, page.order_ref, {
           code: answer.body.code ?? 'cancel_failed',
@@ -186,10 +190,10 @@ app.addEventListener('click', async (event) => {
     changes++;
     const answer = await api<PageSession>(ctx, 'POST', `/session/cover${access}`);
     if (answer.status === 200) {
-      afterChange(answer.body, 'You now pay the rest. Pay your share below.');
+      afterChange(answer.body, t('notice.covered'));
       (document.getElementById('card-number') ?? document.getElementById('mine-h'))?.focus();
     } else {
-      actionFailed('cover', answer.body.error ?? 'That did not work.');
+      actionFailed('cover', answer.body.error ?? t('notice.failed'));
     }
   } else if (action === 'remind') {
     button.disabled = true;
@@ -202,9 +206,9 @@ app.addEventListener('click', async (event) => {
     ui.notice =
       answer.status === 200
         ? answer.body.reminded > 0
-          ? `Sent ${answer.body.reminded} reminder${answer.body.reminded === 1 ? '' : 's'}.${answer.body.skipped ? ` ${answer.body.skipped} not sent: no email, or reminded within the hour.` : ''}`
-          : 'No reminder sent: add email addresses to the people in the group (reminders go at most once an hour).'
-        : (answer.body.error ?? 'Reminders could not be sent.');
+          ? `${t('notice.reminded', { count: answer.body.reminded })}${answer.body.skipped ? ` ${t('notice.skipped', { count: answer.body.skipped })}` : ''}`
+          : t('notice.noReminder')
+        : (answer.body.error ?? t('notice.remindFailed'));
     render(['actions']);
     refocus('remind');
     announce(ui.notice);
@@ -229,7 +233,7 @@ app.addEventListener('submit', async (event) => {
   if (form.id !== 'setup-form') return;
   event.preventDefault();
   readForm();
-  errors = checkDraft(draft, page, ctx.locale);
+  errors = checkDraft(draft, page, ctx.locale, t);
   if (Object.keys(errors).length > 0) {
     // Each message is next to its field (which it describes); a whole-form one is in the #setup-error alert.
     render(['setup']);
@@ -248,14 +252,14 @@ app.addEventListener('submit', async (event) => {
   );
   if (submit) submit.disabled = false;
   if (answer.status === 200) {
-    afterChange(answer.body, 'Saved. Send each person their link.');
+    afterChange(answer.body, t('notice.saved'));
     document.getElementById('links-h')?.focus();
     return;
   }
   errors =
     answer.status === 400
       ? serverErrors(answer.body.details, answer.body.error ?? '')
-      : { '': answer.body.error ?? 'That did not work.' };
+      : { '': answer.body.error ?? t('notice.failed') };
   render(['setup']);
   document.getElementById('setup-error')?.focus();
 });
@@ -271,19 +275,19 @@ bindPayForm(
     afterChange(
       reread.body,
       share.status === 'paid'
-        ? 'Your share is paid. Thank you!'
+        ? t('sharePage.paidText')
         : share.status === 'authorized'
-          ? 'Your card is held for your share.'
+          ? t('outcome.held')
           : share.status === 'authenticating'
-            ? 'Your bank asks you to confirm this payment.'
-            : failureWords(share.failure),
+            ? t('outcome.confirm')
+            : failureWords(share.failure, t),
     );
     if (share.status === 'authenticating' || share.status === 'pending')
       document.getElementById('mine-h')?.focus();
   },
   async () => {
     const reread = await api<PageSession>(ctx, 'GET', `/session${access}`);
-    if (reread.status === 200) afterChange(reread.body, 'The amounts changed: check what you pay now.');
+    if (reread.status === 200) afterChange(reread.body, t('notice.amountsChanged'));
   },
 );
 notifyParent(ctx, 'group.created', page.session_id, page.order_ref);

@@ -2,7 +2,7 @@
 // decline says why and leaves the form for another card), then the group's progress, live.
 import { problemView, shareView } from '../views/pages.ts';
 import type { PageContext, PageShare } from '../views/types.ts';
-import { announce, api, bindPayForm, pageData, patch, reportFinal, startPage } from './common.ts';
+import { announce, api, bindPayForm, pageData, patch, reportFinal, startPage, t } from './common.ts';
 
 const { share: initial, ctx } = pageData<{ share: PageShare; ctx: PageContext }>();
 let share = initial;
@@ -22,13 +22,8 @@ async function refresh(): Promise<boolean> {
   const answer = await api<PageShare>(ctx, 'GET', `/shares/${encodeURIComponent(share.share_id)}`);
   if (answer.body.code === 'share_not_found') {
     // The organizer covered this share or took it out of the group: nothing is owed on this link.
-    patch(
-      problemView(
-        'This share is no longer in the group',
-        'The organizer covered it or changed the group, so there is nothing to pay on this link.',
-      ),
-    );
-    announce('This share is no longer in the group; there is nothing to pay on this link.');
+    patch(problemView(t('sharePage.gone'), t('sharePage.goneText'), t));
+    announce(t('sharePage.goneSaid'));
     return false;
   }
   if (answer.status === 200) {

@@ -1,23 +1,28 @@
 // The hosted pages' bodies: the organizer's page, the group's page (view and join), a member's share page,
 // and the refusals. Each is a function of the pay-page API's answer, so the server renders it and the
 // page's script renders the same sections again as the group changes (docs/decisions.md#hosted-pages).
+import { type Translate, translator } from '../../i18n/translate.ts';
 import { type Html, html } from '../html.ts';
 import {
   cartView,
   failureWords,
+  feeNoteView,
   finishedView,
   headerView,
   type Money,
   memberStatusWords,
   money,
   progressView,
+  type ShareBasis,
+  shareBasisView,
 } from './parts.ts';
 import { type Draft, type FieldErrors, setupView } from './setup.ts';
-import type { PageContext, PageSession, PageShare } from './types.ts';
+import type { PageCart, PageContext, PageSession, PageShare } from './types.ts';
 
-const moneyOf = (p: { currency: string }, ctx: Pick<PageContext, 'locale'>): Money => ({
+const moneyOf = (p: { currency: string }, ctx: Pick<PageContext, 'locale' | 'messages'>): Money => ({
   currency: p.currency,
   locale: ctx.locale,
+  t: translator(ctx.messages, ctx.locale),
 });
 
 /**
@@ -63,24 +68,25 @@ function cardFormView(
   m: Money,
   processor: PageContext['processor'],
 ): Html {
+  const { t } = m;
   const fields =
     processor === 'stripe'
       ? html`<div id="payment-element" class="field"></div>`
-      : html`<div class="field"><label for="card-number">Card number</label>
+      : html`<div class="field"><label for="card-number">${t('card.number')}</label>
       <input id="card-number" inputmode="numeric" autocomplete="cc-number" maxlength="23" placeholder="4242 4242 4242 4242" required></div>
     <div class="row">
-      <div class="field"><label for="card-exp">Expiry (MM/YY)</label>
+      <div class="field"><label for="card-exp">${t('card.expiry')}</label>
         <input id="card-exp" inputmode="numeric" autocomplete="cc-exp" maxlength="7" placeholder="12/30" required></div>
-      <div class="field"><label for="card-cvc">Security code (CVC)</label>
+      <div class="field"><label for="card-cvc">${t('card.cvc')}</label>
         <input id="card-cvc" inputmode="numeric" autocomplete="cc-csc" maxlength="4" placeholder="123" required></div>
     </div>
-    <p class="muted small">Sandbox: no real card is charged. 4242 4242 4242 4242 pays; 4000 0000 0000 0002 is declined; 4000 0025 0000 3155 asks for 3-D Secure.</p>`;
+    <p class="muted small">${t('card.sandbox')}</p>`;
   // The fields have no name and the button waits for the script: a form sent before the script runs would
   // put what was typed in the URL (docs/decisions.md#hosted-pages-and-sdk).
   return html`<form class="pay-form" id="pay-form" data-share="${shareId}" data-due="${amountDue}" novalidate>
     ${fields}
     <div id="pay-error" class="error" role="alert"></div>
-    <button type="submit" class="primary wide" id="pay-button" disabled data-needs-script>Pay ${money(amountDue, m)}</button>
+    <button type="submit" class="primary wide" id="pay-button" disabled data-needs-script>${t('card.pay', { amount: money(amountDue, m) })}</button>
   </form>`;
 }
 
@@ -96,28 +102,37 @@ function authenticationView(
   m: Money,
   processor: PageContext['processor'],
 ): Html {
+  const { t } = m;
   const buttons =
     processor === 'stripe'
-      ? html`<button type="button" class="primary wide" data-authenticate="stripe" data-share="${shareId}" disabled data-needs-script>Confirm with my bank</button>`
-      : html`<p class="muted small">Sandbox: this step stands in for your bank's check. Nothing is charged.</p>
+      ? html`<button type="button" class="primary wide" data-authenticate="stripe" data-share="${shareId}" disabled data-needs-script>${t('auth.bank')}</button>`
+      : html`<p class="muted small">${t('auth.sandbox')}</p>
     <div class="actions">
-      <button type="button" class="primary" data-authenticate="succeed" data-share="${shareId}" disabled data-needs-script>Complete authentication</button>
-      <button type="button" class="secondary" data-authenticate="fail" data-share="${shareId}" disabled data-needs-script>Fail authentication</button>
+      <button type="button" class="primary" data-authenticate="succeed" data-share="${shareId}" disabled data-needs-script>${t('auth.complete')}</button>
+      <button type="button" class="secondary" data-authenticate="fail" data-share="${shareId}" disabled data-needs-script>${t('auth.fail')}</button>
     </div>`;
   return html`<div class="authenticate" id="authenticate">
-    <p>Your bank asks you to confirm this payment of ${money(amountDue, m)}. Nothing is taken until you do.</p>
+    <p>${t('auth.ask', { amount: money(amountDue, m) })}</p>
     ${buttons}
     <div id="auth-error" class="error" role="alert"></div>
   </div>`;
 }
 
-/** What the payer is charged: the share, the fee, the sum. Shown before they pay. */
-function dueView(amount: number, fee: number, due: number, m: Money): Html {
+/**
+ * What the payer is charged and why: the share and what it is of the order, the fee and what it is for,
+ * the sum. Shown before they pay.
+ */
+function dueView(
+  d: { amount: number; fee: number; due: number; rate: number; basis: ShareBasis; cart: PageCart },
+  m: Money,
+): Html {
   return html`<dl class="due">
-    <div><dt>Your share</dt><dd>${money(amount, m)}</dd></div>
-    <div><dt>Service fee</dt><dd>${money(fee, m)}</dd></div>
-    <div class="sum"><dt>You pay</dt><dd data-testid="amount-due">${money(due, m)}</dd></div>
-  </dl>`;
+    <div><dt>${m.t('due.share')}</dt><dd>${money(d.amount, m)}</dd></div>
+    <div><dt>${m.t('due.fee')}</dt><dd>${money(d.fee, m)}</dd></div>
+    <div class="sum"><dt>${m.t('due.total')}</dt><dd data-testid="amount-due">${money(d.due, m)}</dd></div>
+  </dl>
+  ${shareBasisView(d.basis, d.cart, m)}
+  ${d.fee > 0 ? feeNoteView(d.rate, m) : ''}`;
 }
 
 /** The organizer's page: progress, set-up, share links, their own share, and what they may do. */
@@ -130,6 +145,7 @@ export function organizerView(
   ui: { notice?: string; confirming?: 'cancel' | 'cover' | null } = {},
 ): Html {
   const m = moneyOf(page, ctx);
+  const { t } = m;
   const open = page.status === 'pending';
   const me = organizerShareToPay(page);
   const others = page.group.members.filter((x) => !x.is_organizer);
@@ -137,22 +153,22 @@ export function organizerView(
   const links =
     page.group.set_up && open
       ? html`<section class="card" aria-labelledby="links-h" id="links">
-  <h2 id="links-h" tabindex="-1">Share links</h2>
-  <p>Send each person their own link. They pay their share on it; you see it here as it happens.</p>
+  <h2 id="links-h" tabindex="-1">${t('organizer.links')}</h2>
+  <p>${t('organizer.linksText')}</p>
   <ul class="links">${others.map(
     (
       x,
-    ) => html`<li><span><strong>${x.name}</strong> · pays ${money(x.amount_due_cents ?? x.amount_cents, m)} <span class="muted">(with the fee)</span></span>
+    ) => html`<li><span><strong>${x.name}</strong> · ${t('organizer.pays', { amount: money(x.amount_due_cents ?? x.amount_cents, m) })} <span class="muted">${t('organizer.withFee')}</span></span>
       ${
         x.status === 'pending'
-          ? html`<span class="copy"><input aria-label="Link for ${x.name}" readonly value="${x.share_url}"><button type="button" class="secondary" data-copy="${x.share_url}">Copy link<span class="sr-only"> for ${x.name}</span></button></span>`
-          : html`<span class="pill pill-${x.status}">${memberStatusWords(x.status)}</span>`
+          ? html`<span class="copy"><input aria-label="${t('organizer.linkFor', { name: x.name })}" readonly value="${x.share_url}"><button type="button" class="secondary" data-copy="${x.share_url}">${t('organizer.copy')}<span class="sr-only"> ${t('organizer.copyFor', { name: x.name })}</span></button></span>`
+          : html`<span class="pill pill-${x.status}">${memberStatusWords(x.status, t)}</span>`
       }</li>`,
   )}</ul>
   ${
     page.group.mode === 'equal' && page.join_url
-      ? html`<p class="muted">Anyone else can join an equal split with the group link:</p>
-  <p class="copy"><input aria-label="Group link" readonly value="${page.join_url}"><button type="button" class="secondary" data-copy="${page.join_url}">Copy group link</button></p>`
+      ? html`<p class="muted">${t('organizer.groupLinkText')}</p>
+  <p class="copy"><input aria-label="${t('organizer.groupLink')}" readonly value="${page.join_url}"><button type="button" class="secondary" data-copy="${page.join_url}">${t('organizer.copyGroupLink')}</button></p>`
       : ''
   }
 </section>`
@@ -161,8 +177,24 @@ export function organizerView(
   const myShare =
     open && page.group.set_up && me?.share_id
       ? html`<section class="card" aria-labelledby="mine-h" id="my-share">
-  <h2 id="mine-h" tabindex="-1">${me.status === 'authenticating' ? 'Confirm my payment' : 'Pay my share'}</h2>
-  ${dueView(me.amount_cents, myDue - me.amount_cents, myDue, m)}
+  <h2 id="mine-h" tabindex="-1">${me.status === 'authenticating' ? t('organizer.confirmMine') : t('organizer.payMine')}</h2>
+  ${dueView(
+    {
+      amount: me.amount_cents,
+      fee: myDue - me.amount_cents,
+      due: myDue,
+      rate: page.consumer_fee_rate,
+      basis: {
+        mode: page.group.mode,
+        items: me.items ?? null,
+        basis_points: me.basis_points ?? null,
+        total: page.total_cents,
+        size: page.group.size,
+      },
+      cart: page.cart,
+    },
+    m,
+  )}
   ${
     me.status === 'authenticating'
       ? authenticationView(me.share_id, myDue, m, ctx.processor)
@@ -174,40 +206,40 @@ export function organizerView(
   const confirmation =
     ui.confirming === 'cancel'
       ? html`<div class="confirm" role="group" aria-labelledby="confirm-text">
-    <p id="confirm-text">Cancel the group? Everyone who paid gets all of it back, and nobody else can pay.</p>
-    <button type="button" class="danger" data-action="cancel-yes">Yes, cancel the group</button>
-    <button type="button" class="secondary" data-action="confirm-no">Keep the group</button></div>`
+    <p id="confirm-text">${t('organizer.cancelAsk')}</p>
+    <button type="button" class="danger" data-action="cancel-yes">${t('organizer.cancelYes')}</button>
+    <button type="button" class="secondary" data-action="confirm-no">${t('organizer.keep')}</button></div>`
       : ui.confirming === 'cover'
         ? html`<div class="confirm" role="group" aria-labelledby="confirm-text">
-    <p id="confirm-text">Cover the rest? The ${pendingOthers.length === 1 ? 'share' : `${pendingOthers.length} shares`} not yet paid (${money(rest, m)}) move to your share, and their links stop working.</p>
-    <button type="button" class="primary" data-action="cover-yes">Yes, I'll pay the rest</button>
-    <button type="button" class="secondary" data-action="confirm-no">Not now</button></div>`
+    <p id="confirm-text">${t('organizer.coverAsk', { count: pendingOthers.length, amount: money(rest, m) })}</p>
+    <button type="button" class="primary" data-action="cover-yes">${t('organizer.coverYes')}</button>
+    <button type="button" class="secondary" data-action="confirm-no">${t('organizer.notNow')}</button></div>`
         : '';
   const actions = open
     ? html`<section class="card" aria-labelledby="actions-h" id="actions">
-  <h2 id="actions-h">Manage the group</h2>
+  <h2 id="actions-h">${t('organizer.manage')}</h2>
   ${
     confirmation ||
     html`<div class="actions">
     ${
       page.group.set_up && pendingOthers.length > 0
-        ? html`<button type="button" class="secondary" data-action="cover">Cover the rest (${money(rest, m)})</button>
-    <button type="button" class="secondary" data-action="remind">Send reminders</button>`
+        ? html`<button type="button" class="secondary" data-action="cover">${t('organizer.cover', { amount: money(rest, m) })}</button>
+    <button type="button" class="secondary" data-action="remind">${t('organizer.remind')}</button>`
         : ''
     }
-    <button type="button" class="danger" data-action="cancel">Cancel the group</button>
+    <button type="button" class="danger" data-action="cancel">${t('organizer.cancel')}</button>
   </div>`
   }
   <p id="actions-status">${ui.notice ?? ''}</p>
 </section>`
     : '';
-  return html`${headerView(page.merchant_name, page.order_ref, open ? 'Pay together' : 'Your group')}
+  return html`${headerView(page.merchant_name, page.order_ref, open ? t('header.payTogether') : t('header.yourGroup'), t)}
 <main id="main">
-  ${open ? '' : finishedView(page.status, 'organizer')}
+  ${open ? '' : finishedView(page.status, 'organizer', t)}
   ${sessionProgress(page, now, page.group.set_up ? page.group.members : [], m)}
   ${open ? setupView(page, draft, errors, m) : ''}
-  ${links}
   ${myShare}
+  ${links}
   ${actions}
   ${cartView(page.cart, page.total_cents, m)}
 </main>`;
@@ -216,26 +248,27 @@ export function organizerView(
 /** The group's page (group token): the cart and progress, and a form to join an equal split. */
 export function groupView(page: PageSession, ctx: PageContext, now: number): Html {
   const m = moneyOf(page, ctx);
+  const { t } = m;
   const open = page.status === 'pending';
   const joinable = open && page.group.mode === 'equal' && page.group.size < page.group.max_size;
-  return html`${headerView(page.merchant_name, page.order_ref, 'Pay together')}
+  return html`${headerView(page.merchant_name, page.order_ref, t('header.payTogether'), t)}
 <main id="main">
-  ${open ? '' : finishedView(page.status, 'member')}
+  ${open ? '' : finishedView(page.status, 'member', t)}
   ${sessionProgress(page, now, page.group.members, m)}
   ${
     joinable
       ? html`<section class="card" aria-labelledby="join-h" id="join">
-  <h2 id="join-h">Join the group</h2>
-  <p>The total is split equally between everyone in the group. Joining gives you your own link to pay your share.</p>
+  <h2 id="join-h">${t('groupPage.join')}</h2>
+  <p>${t('groupPage.joinText')}</p>
   <form id="join-form" novalidate>
-    <div class="field"><label for="join-name">Your name</label><input id="join-name" autocomplete="name" maxlength="200" required aria-describedby="join-error"></div>
-    <div class="field"><label for="join-email">Email <span class="muted">(optional)</span></label><input id="join-email" type="email" autocomplete="email" maxlength="254"></div>
+    <div class="field"><label for="join-name">${t('groupPage.name')}</label><input id="join-name" autocomplete="name" maxlength="200" required aria-describedby="join-error"></div>
+    <div class="field"><label for="join-email">${t('groupPage.email')} <span class="muted">${t('groupPage.optional')}</span></label><input id="join-email" type="email" autocomplete="email" maxlength="254"></div>
     <div id="join-error" class="error" role="alert"></div>
-    <button type="submit" class="primary" id="join-button" disabled data-needs-script>Join and pay my share</button>
+    <button type="submit" class="primary" id="join-button" disabled data-needs-script>${t('groupPage.joinButton')}</button>
   </form>
 </section>`
       : open
-        ? html`<section class="card" id="join"><p>Ask the organizer for your own share link to pay.</p></section>`
+        ? html`<section class="card" id="join"><p>${t('groupPage.askLink')}</p></section>`
         : ''
   }
   ${cartView(page.cart, page.total_cents, m)}
@@ -245,35 +278,46 @@ export function groupView(page: PageSession, ctx: PageContext, now: number): Htm
 /** A member's page: what they pay, the card form, the outcome, then the group's progress. */
 export function shareView(share: PageShare, ctx: PageContext, now: number): Html {
   const m = moneyOf(share, ctx);
+  const { t } = m;
   const open = share.session_status === 'pending';
   const authenticating = share.status === 'authenticating';
   const paid = share.status !== 'pending' && !authenticating;
   const paidWords =
     share.status === 'authorized'
-      ? 'Your card is held for your share. It is charged only when everyone has paid; if the group does not complete, the hold is released.'
+      ? t('sharePage.heldText')
       : share.status === 'paid'
-        ? 'Your share is paid. Thank you!'
+        ? t('sharePage.paidText')
         : share.status === 'refunded'
-          ? 'Your payment was refunded in full.'
-          : 'The hold on your card was released; nothing was charged.';
+          ? t('sharePage.refundedText')
+          : t('sharePage.releasedText');
   const card = share.payment?.card_last4
-    ? html` <span class="muted">(${share.payment.card_brand ?? 'card'} ending ${share.payment.card_last4})</span>`
+    ? html` <span class="muted">${t('sharePage.card', { brand: share.payment.card_brand ?? t('sharePage.someCard'), last4: share.payment.card_last4 })}</span>`
     : '';
   const group = share.group;
-  return html`${headerView(share.merchant_name, share.order_ref, `${share.member.name}, your share`)}
+  return html`${headerView(share.merchant_name, share.order_ref, t('header.yourShare', { name: share.member.name }), t)}
 <main id="main">
-  ${open || paid ? '' : finishedView(share.session_status, 'payer')}
-  ${paid ? html`<section class="card done" role="status" id="paid" tabindex="-1"><h2>${share.status === 'authorized' ? 'Card held' : share.status === 'paid' ? 'Paid' : 'Money returned'}</h2><p>${paidWords}${card}</p></section>` : ''}
-  ${paid && !open ? finishedView(share.session_status, 'payer') : ''}
+  ${open || paid ? '' : finishedView(share.session_status, 'payer', t)}
+  ${paid ? html`<section class="card done" role="status" id="paid" tabindex="-1"><h2>${share.status === 'authorized' ? t('sharePage.held') : share.status === 'paid' ? t('sharePage.paid') : t('sharePage.returned')}</h2><p>${paidWords}${card}</p></section>` : ''}
+  ${paid && !open ? finishedView(share.session_status, 'payer', t) : ''}
   ${
     open && !paid
       ? html`<section class="card" aria-labelledby="pay-h" id="pay">
-  <h2 id="pay-h" tabindex="-1">${authenticating ? 'Confirm your payment' : 'Pay your share'}</h2>
-  ${dueView(share.amount_cents, share.consumer_fee_cents, share.amount_due_cents, m)}
+  <h2 id="pay-h" tabindex="-1">${authenticating ? t('sharePage.confirm') : t('sharePage.pay')}</h2>
+  ${dueView(
+    {
+      amount: share.amount_cents,
+      fee: share.consumer_fee_cents,
+      due: share.amount_due_cents,
+      rate: share.consumer_fee_rate,
+      basis: { ...share.split, total: group?.total_cents ?? cartTotal(share.cart), size: group?.size },
+      cart: share.cart,
+    },
+    m,
+  )}
   ${
     authenticating
       ? authenticationView(share.share_id, share.amount_due_cents, m, ctx.processor)
-      : html`${share.failure ? html`<p class="error" role="alert" id="pay-failure">${failureWords(share.failure)}</p>` : ''}
+      : html`${share.failure ? html`<p class="error" role="alert" id="pay-failure">${failureWords(share.failure, t)}</p>` : ''}
   ${cardFormView(share.share_id, share.amount_due_cents, m, ctx.processor)}`
   }
 </section>`
@@ -299,8 +343,8 @@ export function shareView(share: PageShare, ctx: PageContext, now: number): Html
 }
 
 /** A refusal as a page: no token, a wrong one, an unknown share. Never a stack trace. */
-export function problemView(title: string, text: string): Html {
-  return html`<header class="top"><p class="merchant">Group Checkout</p><h1>${title}</h1></header>
+export function problemView(title: string, text: string, t: Translate): Html {
+  return html`<header class="top"><p class="merchant">${t('problem.brand')}</p><h1>${title}</h1></header>
 <main id="main"><section class="card" role="alert" id="problem"><p>${text}</p>
-<p class="muted">If someone sent you this link, ask them to send it again.</p></section></main>`;
+<p class="muted">${t('problem.again')}</p></section></main>`;
 }

@@ -3,8 +3,9 @@
 // it becomes the body of PUT /session/group. Amounts are typed in major units and read into integer minor
 // units by string arithmetic, never through a float.
 import { minorUnitExponent } from '../../domain/currencies.ts';
+import type { Translate } from '../../i18n/translate.ts';
 import { type Html, html } from '../html.ts';
-import { MODE_NAMES, type Money, memberStatusWords, money } from './parts.ts';
+import { type Money, memberStatusWords, modeName, money, percent } from './parts.ts';
 import type { PageMember, PageSession, SplitMode } from './types.ts';
 
 export interface DraftMember {
@@ -102,57 +103,53 @@ export const emptyMember = (items: number): DraftMember => ({
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Checks the draft as the server will, naming each field that is wrong; empty when it may be sent. */
-export function checkDraft(draft: Draft, page: PageSession, locale = 'en'): FieldErrors {
+export function checkDraft(draft: Draft, page: PageSession, locale: string, t: Translate): FieldErrors {
   const errors: FieldErrors = {};
   const { members, mode } = draft;
   const n = members.length;
-  if (n < page.group.min_size) errors[''] = `A group needs at least ${page.group.min_size} people.`;
-  if (n > page.group.max_size) errors[''] = `A group can have at most ${page.group.max_size} people.`;
+  if (n < page.group.min_size) errors[''] = t('setup.min', { count: page.group.min_size });
+  if (n > page.group.max_size) errors[''] = t('setup.max', { count: page.group.max_size });
   members.forEach((m, i) => {
-    if (!m.name.trim()) errors[`m${i}-name`] = 'Enter a name.';
-    else if (m.name.trim().length > 200) errors[`m${i}-name`] = 'Use at most 200 characters.';
+    if (!m.name.trim()) errors[`m${i}-name`] = t('setup.nameMissing');
+    else if (m.name.trim().length > 200) errors[`m${i}-name`] = t('setup.nameLong');
     if (m.email.trim() && (!EMAIL.test(m.email.trim()) || m.email.length > 254))
-      errors[`m${i}-email`] = 'Enter an email address like name@example.com, or leave it empty.';
+      errors[`m${i}-email`] = t('setup.emailWrong');
   });
   const total = page.total_cents;
-  const m$: Money = { currency: page.currency, locale };
+  const m$: Money = { currency: page.currency, locale, t };
   if (mode === 'custom' || mode === 'host-pays') {
     let sum = 0;
     members.forEach((m, i) => {
       if (mode === 'host-pays' && i === 0) return;
       const amount = parseAmount(m.amount, page.currency);
       if (amount === null)
-        errors[`m${i}-amount`] = `Enter an amount, like ${decimalText(1250, page.currency)}.`;
+        errors[`m${i}-amount`] = t('setup.amountWrong', { example: decimalText(1250, page.currency) });
       else sum += amount;
     });
     if (mode === 'custom' && sum !== total && !Object.keys(errors).some((k) => k.endsWith('-amount')))
-      errors[''] = `The amounts add up to ${money(sum, m$)}; they must add up to ${money(total, m$)}.`;
+      errors[''] = t('setup.amountsSum', { sum: money(sum, m$), total: money(total, m$) });
     if (mode === 'host-pays' && sum > total)
-      errors[''] =
-        `Your friends' amounts add up to ${money(sum, m$)}, more than the total of ${money(total, m$)}.`;
+      errors[''] = t('setup.friendsOver', { sum: money(sum, m$), total: money(total, m$) });
   }
   if (mode === 'percentage') {
     if (members.some((m) => m.locked && m.percent === '')) {
-      errors[''] =
-        'Someone has paid an amount already, so the group can no longer be split by percentage: choose custom amounts, or “I pay the rest”.';
+      errors[''] = t('setup.percentLocked');
       return errors;
     }
     let sum = 0;
     members.forEach((m, i) => {
       const bp = parsePercent(m.percent);
-      if (bp === null)
-        errors[`m${i}-percent`] = 'Enter a percentage from 0 to 100, with at most two decimals.';
+      if (bp === null) errors[`m${i}-percent`] = t('setup.percentWrong');
       else sum += bp;
     });
     if (sum !== 10_000 && !Object.keys(errors).some((k) => k.endsWith('-percent')))
-      errors[''] = `The percentages add up to ${percentText(sum)}%; they must add up to 100%.`;
+      errors[''] = t('setup.percentSum', { sum: percent(sum / 10_000, locale) });
   }
   if (mode === 'itemized') {
     page.cart.items.forEach((item, j) => {
       const assigned = members.reduce((s, m) => s + (m.items[j] ?? 0), 0);
       if (assigned !== item.quantity) {
-        errors[`item${j}`] =
-          `${item.name}: ${assigned} of ${item.quantity} assigned; assign every unit to someone.`;
+        errors[`item${j}`] = t('setup.itemsLeft', { item: item.name, assigned, quantity: item.quantity });
       }
     });
   }
@@ -212,6 +209,7 @@ const described = (errors: FieldErrors, id: string) =>
 
 /** The form itself, for the draft and the errors it has. */
 export function setupView(page: PageSession, draft: Draft, errors: FieldErrors, m: Money): Html {
+  const { t } = m;
   const { mode } = draft;
   const total = page.total_cents;
   const canAdd = draft.members.length < page.group.max_size;
@@ -220,21 +218,21 @@ export function setupView(page: PageSession, draft: Draft, errors: FieldErrors, 
     .reduce((s, x) => s + (parseAmount(x.amount, page.currency) ?? 0), 0);
   const person = (member: DraftMember, i: number) => {
     const p = `m${i}`;
-    const label = member.isOrganizer ? 'You (organizer)' : `Person ${i + 1}`;
+    const label = member.isOrganizer ? t('setup.you') : t('setup.person', { n: i + 1 });
     const locked = member.locked
-      ? html` <span class="pill pill-${member.status}">${memberStatusWords(member.status)} — fixed</span>`
+      ? html` <span class="pill pill-${member.status}">${t('setup.fixed', { status: memberStatusWords(member.status, t) })}</span>`
       : '';
     const lockAttr = member.locked ? html` disabled` : '';
     let modeInput: Html | '' = '';
     if (mode === 'custom' || (mode === 'host-pays' && i > 0)) {
-      modeInput = html`<div class="field"><label for="${p}-amount">Amount (${page.currency.toUpperCase()})</label>
+      modeInput = html`<div class="field"><label for="${p}-amount">${t('setup.amount', { currency: page.currency.toUpperCase() })}</label>
         <input id="${p}-amount" inputmode="decimal" autocomplete="off" value="${member.amount}"${lockAttr}${described(errors, `${p}-amount`)}>
         ${fieldError(errors, `${p}-amount`)}</div>`;
     } else if (mode === 'host-pays') {
       const rest = total - othersSum;
-      modeInput = html`<p class="field" data-testid="host-rest">You pay the rest: <strong>${rest >= 0 ? money(rest, m) : '—'}</strong></p>`;
+      modeInput = html`<p class="field" data-testid="host-rest">${t('setup.youPayRest')} <strong>${rest >= 0 ? money(rest, m) : '—'}</strong></p>`;
     } else if (mode === 'percentage') {
-      modeInput = html`<div class="field"><label for="${p}-percent">Percentage</label>
+      modeInput = html`<div class="field"><label for="${p}-percent">${t('setup.percent')}</label>
         <input id="${p}-percent" inputmode="decimal" autocomplete="off" value="${member.percent}"${lockAttr}${described(errors, `${p}-percent`)}>
         ${fieldError(errors, `${p}-percent`)}</div>`;
     } else if (mode === 'itemized') {
@@ -242,46 +240,74 @@ export function setupView(page: PageSession, draft: Draft, errors: FieldErrors, 
         (
           item,
           j,
-        ) => html`<div class="field small"><label for="${p}-item${j}">${item.name} <span class="muted">(of ${item.quantity})</span></label>
+        ) => html`<div class="field small"><label for="${p}-item${j}">${item.name} <span class="muted">${t('setup.ofQuantity', { quantity: item.quantity })}</span></label>
           <input id="${p}-item${j}"${errors[`item${j}`] ? html` aria-invalid="true" aria-describedby="items-error"` : ''} type="number" min="0" max="${item.quantity}" step="1" value="${member.items[j] ?? 0}"${lockAttr}></div>`,
       )}</div>`;
     }
     return html`<fieldset class="person" data-index="${i}">
     <legend>${label}${locked}</legend>
     <div class="row">
-      <div class="field"><label for="${p}-name">Name</label>
+      <div class="field"><label for="${p}-name">${t('setup.name')}</label>
         <input id="${p}-name" autocomplete="${member.isOrganizer ? 'name' : 'off'}" maxlength="200" value="${member.name}"${lockAttr}${described(errors, `${p}-name`)}>
         ${fieldError(errors, `${p}-name`)}</div>
-      <div class="field"><label for="${p}-email">Email <span class="muted">(optional, for reminders)</span></label>
+      <div class="field"><label for="${p}-email">${t('setup.email')} <span class="muted">${t('setup.emailNote')}</span></label>
         <input id="${p}-email" type="email" autocomplete="${member.isOrganizer ? 'email' : 'off'}" maxlength="254" value="${member.email}"${lockAttr}${described(errors, `${p}-email`)}>
         ${fieldError(errors, `${p}-email`)}</div>
     </div>
     ${modeInput}
     ${
       !member.isOrganizer && !member.locked
-        ? html`<button type="button" class="link" data-action="remove" data-index="${i}">Remove ${member.name.trim() || `person ${i + 1}`}</button>`
+        ? html`<button type="button" class="link" data-action="remove" data-index="${i}">${t('setup.remove', { name: member.name.trim() || t('setup.person', { n: i + 1 }) })}</button>`
         : ''
     }
   </fieldset>`;
   };
   const itemErrors = page.cart.items.map((_, j) => errors[`item${j}`]).filter(Boolean);
+  const running = runningTotalView(page, draft, m);
   return html`<section class="card" aria-labelledby="setup-h" id="setup">
-  <h2 id="setup-h">${page.group.set_up ? 'Change the split' : 'Set up your group'}</h2>
+  <h2 id="setup-h">${page.group.set_up ? t('setup.change') : t('setup.heading')}</h2>
   <form id="setup-form" novalidate>
     <fieldset class="modes">
-      <legend>How do you want to split ${money(total, m)}?</legend>
+      <legend>${t('setup.how', { total: money(total, m) })}</legend>
       ${page.group.allowed_modes.map(
         (mo) =>
-          html`<label class="mode"><input type="radio" name="mode" value="${mo}"${mo === mode ? html` checked` : ''}> ${MODE_NAMES[mo] ?? mo}</label>`,
+          html`<label class="mode"><input type="radio" name="mode" value="${mo}"${mo === mode ? html` checked` : ''}> ${modeName(mo, m.t)}</label>`,
       )}
     </fieldset>
     ${draft.members.map(person)}
+    ${running}
     ${itemErrors.length ? html`<div class="error" id="items-error">${itemErrors.map((e) => html`<p>${e}</p>`)}</div>` : ''}
     <div id="setup-error" role="alert" class="error" tabindex="-1">${errors[''] ?? ''}</div>
     <div class="actions">
-      ${canAdd ? html`<button type="button" class="secondary" data-action="add">Add a person</button>` : ''}
-      <button type="submit" class="primary" disabled data-needs-script>${page.group.set_up ? 'Save the split' : 'Create share links'}</button>
+      ${canAdd ? html`<button type="button" class="secondary" data-action="add">${t('setup.add')}</button>` : ''}
+      <button type="submit" class="primary" disabled data-needs-script>${page.group.set_up ? t('setup.save') : t('setup.create')}</button>
     </div>
   </form>
 </section>`;
+}
+
+/**
+ * Custom amounts and percentages: what the typed values add up to so far, and what is left (or how far
+ * over), kept up to date as the organizer types, before they submit.
+ */
+function runningTotalView(page: PageSession, draft: Draft, m: Money): Html | '' {
+  const { t } = m;
+  const line = (sum: string, total: string, left: number, show: (n: number) => string) =>
+    html`<p class="running" id="running-total" data-testid="running-total" aria-live="polite">${t('setup.soFar', { sum, total })} ${
+      left === 0
+        ? t('setup.addsUp')
+        : left > 0
+          ? t('setup.left', { left: show(left) })
+          : t('setup.over', { over: show(-left) })
+    }</p>`;
+  if (draft.mode === 'custom') {
+    const sum = draft.members.reduce((s, x) => s + (parseAmount(x.amount, page.currency) ?? 0), 0);
+    return line(money(sum, m), money(page.total_cents, m), page.total_cents - sum, (n) => money(n, m));
+  }
+  if (draft.mode === 'percentage') {
+    const sum = draft.members.reduce((s, x) => s + (parsePercent(x.percent) ?? 0), 0);
+    const shown = (bp: number) => percent(bp / 10_000, m.locale);
+    return line(shown(sum), shown(10_000), 10_000 - sum, shown);
+  }
+  return '';
 }

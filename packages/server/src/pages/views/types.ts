@@ -1,5 +1,7 @@
 // The wire shapes the pages read: the pay-page API's answers (docs/api.md#pay-page-api), plus the page's own
 // context. The server renders from them and the pages' scripts re-render from the same answers when they poll.
+import type { Locale } from '../../i18n/locales.ts';
+import type { Catalogue } from '../../i18n/translate.ts';
 
 export type SplitMode = 'equal' | 'itemized' | 'custom' | 'percentage' | 'host-pays';
 export type SessionStatus = 'pending' | 'funded' | 'cancelled' | 'expired';
@@ -77,6 +79,8 @@ export interface PageShare {
   /** While `authenticating`: what the page hands the processor for the bank's step (3-D Secure). */
   next_action: { type: 'authenticate'; client_secret: string } | null;
   amount_cents: number;
+  /** The service fee as a fraction of the share (0.01 is 1 %). */
+  consumer_fee_rate: number;
   consumer_fee_cents: number;
   amount_due_cents: number;
   capture: 'immediate' | 'on_funded';
@@ -89,6 +93,12 @@ export interface PageShare {
     card_last4: string | null;
   } | null;
   cart: PageCart;
+  /** What this share is of the cart: the member's items, their percentage, or neither. */
+  split: {
+    mode: SplitMode;
+    items: { item_index: number; quantity: number }[] | null;
+    basis_points: number | null;
+  };
   group?: {
     size: number;
     paid_count: number;
@@ -102,7 +112,12 @@ export interface PageShare {
 export interface PageContext {
   /** Where the pay-page API is: {pay_url}/api/v1. */
   apiBase: string;
+  /** The Intl locale amounts, dates and times are formatted with (fr-CA, en-GB, ja). */
   locale: string;
+  /** The page's language: the session's, or the reader's Accept-Language (docs/api.md#languages). */
+  lang: Locale;
+  /** That language's messages, and only that one's: the page's script speaks it too. */
+  messages: Catalogue;
   /** The token in ?access= (session pages). */
   access?: string;
   embed: boolean;

@@ -10,6 +10,7 @@ import * as chargeStep from './2026_11_25_1200_charge_step.ts';
 import * as realMoney from './2026_11_26_0000_real_money.ts';
 import * as browserTrust from './2026_11_27_0100_browser_trust.ts';
 import * as deliveryOrder from './2026_11_27_0200_delivery_order.ts';
+import * as sessionLocale from './2026_11_27_0300_session_locale.ts';
 import * as dashboard from './2026_11_28_0000_dashboard.ts';
 
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '2026_11_26_0000_real_money': realMoney,
   '2026_11_27_0100_browser_trust': browserTrust,
   '2026_11_27_0200_delivery_order': deliveryOrder,
+  '2026_11_27_0300_session_locale': sessionLocale,
   '2026_11_28_0000_dashboard': dashboard,
 };
 
