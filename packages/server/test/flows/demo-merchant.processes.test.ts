@@ -52,7 +52,7 @@ for (const dialect of DIALECTS) {
         const merchants = await db.kysely.selectFrom('merchants').select(['name']).execute();
         assert.deepEqual(
           merchants.map((m) => m.name),
-          ['Demo Shop'],
+          ['Camp Supply'],
         );
       } finally {
         await db.close();
