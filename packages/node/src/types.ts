@@ -74,6 +74,11 @@ export interface CreateSessionParams {
   cancel_url?: string;
   /** Receives this session's events, signed with the merchant's session webhook secret. */
   webhook_url?: string;
+  /**
+   * The language of the hosted pages and mail (docs/api.md#languages); `auto` (the default) follows the
+   * reader's browser on pages.
+   */
+  locale?: 'auto' | 'en' | 'es' | 'fr' | 'de' | 'it' | 'pt' | 'nl' | 'ja';
 }
 
 /** A new session: send the organizer to `session_url`. */
