@@ -1,0 +1,48 @@
+// What one create and one pay cost in statements, counted through the app's Db handle on each database:
+// a fixed number, so a change that adds a statement to either hot path fails here and must say why
+// (docs/benchmarks.md). A count, not a timing: the same on a loaded machine as on a quiet one.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { DIALECTS } from '../helpers/databases.ts';
+import { equalGroup, payOk } from '../helpers/payments.ts';
+import { createSession } from '../helpers/sessions.ts';
+
+/**
+ * Statements per hot path on each database, as of the per-URL delivery lease and browser trust (the
+ * starting point of the hot-path work in docs/benchmarks.md). SQLite's read cache serves the API key on a
+ * repeat; PostgreSQL reads it every time.
+ */
+const EXPECTED: Record<string, { create: number; pay: number }> = {
+  sqlite: { create: 5, pay: 20 },
+  postgres: { create: 6, pay: 21 },
+};
+
+for (const dialect of DIALECTS) {
+  describe(`statements per hot path on ${dialect.name}`, { skip: dialect.skip }, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp(dialect);
+    });
+    after(() => t?.close());
+
+    async function counted(run: () => Promise<unknown>): Promise<number> {
+      const before = t.deps.db.queryCount();
+      await run();
+      return t.deps.db.queryCount() - before;
+    }
+
+    test('one POST /v1/sessions with the secret key', async () => {
+      await createSession(t); // the key is read (and on SQLite cached) once before counting
+      const n = await counted(() => createSession(t));
+      assert.equal(n, EXPECTED[dialect.name]?.create, `statements for one create on ${dialect.name}`);
+    });
+
+    test('one POST /shares/{id}/pay that is charged', async () => {
+      const group = await equalGroup(t, ['Ada', 'Ben', 'Cy']);
+      await payOk(t, group.shares[0].shareId);
+      const n = await counted(() => payOk(t, group.shares[1].shareId));
+      assert.equal(n, EXPECTED[dialect.name]?.pay, `statements for one pay on ${dialect.name}`);
+    });
+  });
+}
