@@ -1,5 +1,5 @@
 // Every migration, in order. Names are YYYY_MM_DD_HHMM_what; a landed migration never changes.
-import { type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 import type { Db } from '../db.ts';
 import * as foundation from './2026_11_21_0000_foundation.ts';
 import * as sessions from './2026_11_21_0100_sessions.ts';
@@ -29,9 +29,36 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-/** Applies every pending migration; returns the names applied. Throws with the failing name. */
+/**
+ * Applies every pending migration; returns the names applied. Throws with the failing name.
+ *
+ * Several processes may start on one database at once (docs/operations.md). On PostgreSQL, Kysely's
+ * migrator takes an advisory lock. On SQLite it takes none (it assumes one process), so two processes
+ * starting on a new file could both read "nothing applied" and both create the tables: here the whole
+ * run is one `BEGIN IMMEDIATE` transaction, which takes SQLite's write lock before reading what was
+ * applied, so a second process waits (busy_timeout) and then finds the migrations done.
+ */
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db: db.kysely, provider });
+  if (db.dialect === 'postgres') return run(db.kysely, false);
+  return db.kysely.connection().execute(async (connection) => {
+    await sql`begin immediate`.execute(connection);
+    try {
+      const applied = await run(connection, true);
+      await sql`commit`.execute(connection);
+      return applied;
+    } catch (error) {
+      await sql`rollback`.execute(connection);
+      throw error;
+    }
+  });
+}
+
+async function run(
+  // biome-ignore lint/suspicious/noExplicitAny: the migrator works on any schema
+  db: Kysely<any>,
+  inOurTransaction: boolean,
+): Promise<string[]> {
+  const migrator = new Migrator({ db, provider, disableTransactions: inOurTransaction });
   const { error, results = [] } = await migrator.migrateToLatest();
   const failed = results.find((r) => r.status === 'Error');
   if (error) {
