@@ -465,25 +465,14 @@ export async function recordDisputeOpened(
       closedAt: null,
     };
     if (!(await insertDispute(trx, dispute))) return false;
-    await post(
+    await bookDispute(
+      deps,
       trx,
       session,
       payment.id,
       disputeOpenedEntry(memberId, dispute.amountCents, dispute.currency),
-      now,
-    );
-    const state = await readMoneyState(trx, session);
-    await recordEvent(
-      deps.db.events,
-      trx,
       'group.share_disputed',
-      {
-        session,
-        members: state.members,
-        member: state.members.find((m) => m.id === memberId),
-        charges: chargeIds(state.attempts),
-        dispute: disputeToEvent(dispute),
-      },
+      dispute,
       now,
     );
     // A dispute closed as soon as it opened (told in one go) is closed here too.
@@ -518,26 +507,43 @@ async function closeRecordedDispute(
 ): Promise<boolean> {
   const closed = await closeDispute(trx, disputeId, status, now);
   if (!closed) return false;
-  await post(
+  await bookDispute(
+    deps,
     trx,
     session,
     closed.attemptId,
     disputeClosedEntry(closed.memberId, closed.amountCents, closed.currency, status),
+    'group.share_dispute_closed',
+    closed,
     now,
   );
+  return true;
+}
+
+/** A dispute's ledger lines on the payment they concern, then its event with the session as it now stands. */
+async function bookDispute(
+  deps: Deps,
+  trx: Transaction<Database>,
+  session: Session,
+  attemptId: string,
+  entry: Parameters<typeof post>[3],
+  type: 'group.share_disputed' | 'group.share_dispute_closed',
+  dispute: Parameters<typeof disputeToEvent>[0] & { memberId: string },
+  now: number,
+): Promise<void> {
+  await post(trx, session, attemptId, entry, now);
   const state = await readMoneyState(trx, session);
   await recordEvent(
     deps.db.events,
     trx,
-    'group.share_dispute_closed',
+    type,
     {
       session,
       members: state.members,
-      member: state.members.find((m) => m.id === closed.memberId),
+      member: state.members.find((m) => m.id === dispute.memberId),
       charges: chargeIds(state.attempts),
-      dispute: disputeToEvent(closed),
+      dispute: disputeToEvent(dispute),
     },
     now,
   );
-  return true;
 }

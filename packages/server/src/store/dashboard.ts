@@ -1,6 +1,7 @@
 // The merchant dashboard's people, sign-in links and cookie sessions (docs/dashboard.md). Links and
 // cookies are found by their SHA-256 hash; neither is stored as given.
 import { type Selectable, sql } from 'kysely';
+import { type DeliveryAttempt, listAttemptsOf } from './deliveries.ts';
 import type { DashboardUsersTable, Executor } from './schema.ts';
 
 export type DashboardRole = 'owner' | 'developer' | 'viewer';
@@ -287,13 +288,7 @@ export interface RecentDelivery {
   url: string;
   state: 'pending' | 'delivered' | 'failed';
   createdAt: number;
-  attempts: {
-    number: number;
-    at: number;
-    statusCode: number | null;
-    latencyMs: number;
-    error: string | null;
-  }[];
+  attempts: DeliveryAttempt[];
 }
 
 /** The merchant's latest deliveries, newest first, each with its attempts (deliveries_merchant_created). */
@@ -321,16 +316,10 @@ export async function listRecentDeliveries(
     .limit(limit)
     .execute();
   if (rows.length === 0) return [];
-  const attempts = await db
-    .selectFrom('delivery_attempts')
-    .selectAll()
-    .where(
-      'delivery_id',
-      'in',
-      rows.map((r) => r.id),
-    )
-    .orderBy('number')
-    .execute();
+  const attempts = await listAttemptsOf(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => ({
     id: r.id,
     eventId: r.event_id,
@@ -340,15 +329,7 @@ export async function listRecentDeliveries(
     url: r.url,
     state: r.state,
     createdAt: r.created_at,
-    attempts: attempts
-      .filter((a) => a.delivery_id === r.id)
-      .map((a) => ({
-        number: a.number,
-        at: a.at,
-        statusCode: a.status_code,
-        latencyMs: a.latency_ms,
-        error: a.error,
-      })),
+    attempts: attempts.get(r.id) ?? [],
   }));
 }
 

@@ -430,18 +430,30 @@ export async function listDeliveriesOfEvent(
     .orderBy('id')
     .execute();
   if (deliveries.length === 0) return [];
-  const attempts = await db
+  const attempts = await listAttemptsOf(
+    db,
+    deliveries.map((d) => d.id),
+  );
+  return deliveries.map((d) => ({ ...toDelivery(d), attempts: attempts.get(d.id) ?? [] }));
+}
+
+/** The attempts of these deliveries, first to last, by delivery id. */
+export async function listAttemptsOf(
+  db: Executor,
+  deliveryIds: readonly string[],
+): Promise<Map<string, DeliveryAttempt[]>> {
+  const byDelivery = new Map<string, DeliveryAttempt[]>();
+  if (deliveryIds.length === 0) return byDelivery;
+  const rows = await db
     .selectFrom('delivery_attempts')
     .selectAll()
-    .where(
-      'delivery_id',
-      'in',
-      deliveries.map((d) => d.id),
-    )
+    .where('delivery_id', 'in', deliveryIds)
     .orderBy('number')
     .execute();
-  return deliveries.map((d) => ({
-    ...toDelivery(d),
-    attempts: attempts.filter((a) => a.delivery_id === d.id).map(toDeliveryAttempt),
-  }));
+  for (const row of rows) {
+    const list = byDelivery.get(row.delivery_id) ?? [];
+    list.push(toDeliveryAttempt(row));
+    byDelivery.set(row.delivery_id, list);
+  }
+  return byDelivery;
 }
