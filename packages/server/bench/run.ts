@@ -6,12 +6,15 @@
 // BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn) for the service, BENCH_CPU_PROF=1 to write a V8 CPU
 // profile of the service to data/bench-prof/ (summarize it with profile-summary.ts), BENCH_ONLY=name,…
 // to run some of the measurements (hello, merchants-me, reference, reference-full, sessions-create,
-// session-get, reference-pay, share-pay, webhooks, pages), BENCH_PAY_RATE (3000): the most req/s a pay
+// session-get, reference-pay, share-pay, mixed, webhooks, postgres, pages), BENCH_POSTGRES_URL also
+// for the hot paths on PostgreSQL, one and two service processes (bench/postgres.ts, BENCH_ONLY=postgres), BENCH_MIXED_WRITES (100): creates and
+// as many pays a second beside the `mixed` GETs (bench/mixed.ts), over BENCH_MIXED_SESSIONS (1000), BENCH_PAY_RATE (3000): the most req/s a pay
 // target is expected to reach, which sizes the shares made for it beforehand, BENCH_WEBHOOK_EVENTS (3000):
 // events delivered by the webhook benchmark (bench/webhooks.ts), BENCH_POSTGRES_URL (or TEST_DATABASE_URL):
 // a PostgreSQL server for the webhook benchmark's multi-process part (bench/webhooks-postgres.ts,
 // BENCH_ONLY=webhooks-postgres; skipped without one), BENCH_PAGE_RUNS (20): cold page loads per page in the
-// hosted pages' benchmark (bench/pages.ts), which runs last.
+// hosted pages' benchmark (bench/pages.ts) and the dashboard pages' (bench/dashboard-pages.ts,
+// BENCH_ONLY=dashboard-pages), which run last.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +32,14 @@ import {
   stopChildren,
   waitReady,
 } from './children.ts';
+import {
+  benchDashboardPages,
+  type DashboardPagesBenchResult,
+  dashboardPagesReport,
+} from './dashboard-pages.ts';
+import { SessionCycle, seedPolled, startWrites, type WritesDone } from './mixed.ts';
 import { benchPages, type PagesBenchResult, pagesReport } from './pages.ts';
+import { benchPostgresHotPaths, type PostgresHotRow, postgresHotReport } from './postgres.ts';
 import { GROUP_SIZE, PAY_BODY, SharePool, seedReference, seedService } from './shares.ts';
 import { benchWebhooks, type WebhookBenchResult, webhookReport } from './webhooks.ts';
 import {
@@ -58,6 +68,8 @@ const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
 const PAY_RATE = envNumber('BENCH_PAY_RATE', 3000);
 const WEBHOOK_EVENTS = envNumber('BENCH_WEBHOOK_EVENTS', 3000);
 const PAGE_RUNS = envNumber('BENCH_PAGE_RUNS', 20);
+const MIXED_WRITES = envNumber('BENCH_MIXED_WRITES', 100);
+const MIXED_SESSIONS = envNumber('BENCH_MIXED_SESSIONS', 1000);
 const selected = (name: string) => ONLY.length === 0 || ONLY.includes(name);
 
 /** Variables of the service that would change what is measured; the children never inherit them. */
@@ -90,7 +102,9 @@ interface Target {
   headers: Record<string, string>;
   body?: string;
   /** A path per request (each pays another share), instead of `path` every time. */
-  pool?: SharePool;
+  pool?: { path(): string; used?: number; size?: number };
+  /** Load run beside the measurement (from the warm-up to its end); answers what it did. */
+  beside?: () => { stop: () => Promise<WritesDone> };
 }
 
 interface Measurement {
@@ -114,6 +128,8 @@ interface Measurement {
   serverCpuMicrosPerRequest: number | null;
   /** Pay targets: shares taken (check, warm-up, measurement) and shares made for the target. */
   shares?: { used: number; made: number };
+  /** The mixed target: the writes sent beside it, warm-up included. */
+  writes?: WritesDone;
 }
 
 interface Ratio {
@@ -134,6 +150,7 @@ const RATIOS: Ratio[] = [
   },
   { name: 'GET session ÷ hello', numerator: 'session-get', denominator: 'hello', target: 0.45 },
   { name: 'pay share ÷ same writes', numerator: 'share-pay', denominator: 'reference-pay', target: 0.8 },
+  { name: 'GET under writes ÷ hello', numerator: 'mixed', denominator: 'hello', target: 0.4 },
   // Information, no goal: against a bare server writing one row, the old goal's baseline (docs/benchmarks.md).
   {
     name: 'POST sessions ÷ one-row ref.',
@@ -280,6 +297,18 @@ async function main(): Promise<void> {
       seedReference(`http://127.0.0.1:${referenceFullPort}`, groups),
     ]).then(([a, b]) => [new SharePool(a), new SharePool(b)]);
   }
+  // The mixed target: sessions to poll, and shares for the pays written beside the polling.
+  let polled = new SessionCycle([sessionId]);
+  let mixedPays = new SharePool([]);
+  if (selected('mixed')) {
+    const payGroups = Math.ceil((MIXED_WRITES * (SECONDS + WARMUP_SECONDS + 1) * 1.2) / GROUP_SIZE);
+    process.stderr.write(
+      `bench: making ${MIXED_SESSIONS} sessions to poll and ${payGroups} groups to pay …\n`,
+    );
+    const base = `http://127.0.0.1:${servicePort}`;
+    polled = new SessionCycle(await seedPolled(base, createHeaders, body, MIXED_SESSIONS));
+    mixedPays = new SharePool(await seedService(base, createHeaders, merchant.signing_secret, payGroups));
+  }
   const targets: Target[] = [
     { name: 'hello', label: 'hello (bare Fastify)', server: hello, method: 'GET', path: '/', headers: {} },
     {
@@ -345,6 +374,23 @@ async function main(): Promise<void> {
       body: PAY_BODY,
       pool: servicePool,
     },
+    {
+      name: 'mixed',
+      label: `GET over ${MIXED_SESSIONS} sessions, ${MIXED_WRITES}+${MIXED_WRITES} writes/s`,
+      server: service,
+      method: 'GET',
+      path: '/v1/sessions/{id}',
+      headers: secretHeaders,
+      pool: polled,
+      beside: () =>
+        startWrites(
+          `http://127.0.0.1:${servicePort}`,
+          { headers: createHeaders, body },
+          mixedPays,
+          PAY_BODY,
+          MIXED_WRITES,
+        ),
+    },
   ];
 
   process.stderr.write(
@@ -400,15 +446,35 @@ async function main(): Promise<void> {
       process.stdout.write('\nwebhook deliveries on PostgreSQL: skipped (set BENCH_POSTGRES_URL)\n');
     }
   }
+  let postgres: PostgresHotRow[] | undefined;
+  if (selected('postgres')) {
+    if (postgresUrl) {
+      postgres = await benchPostgresHotPaths(postgresUrl, {
+        seconds: SECONDS,
+        warmupSeconds: WARMUP_SECONDS,
+        connections: CONNECTIONS,
+        payRate: PAY_RATE,
+        baseEnv,
+      });
+      process.stdout.write(`\n${postgresHotReport(postgres).join('\n')}\n`);
+    } else {
+      process.stdout.write('\nhot paths on PostgreSQL: skipped (set BENCH_POSTGRES_URL)\n');
+    }
+  }
   let pages: PagesBenchResult | undefined;
   if (selected('pages')) {
     pages = await benchPages(PAGE_RUNS);
     process.stdout.write(`\n${pagesReport(pages).join('\n')}\n`);
   }
+  let dashboardPages: DashboardPagesBenchResult | undefined;
+  if (selected('dashboard-pages')) {
+    dashboardPages = await benchDashboardPages(PAGE_RUNS);
+    process.stdout.write(`\n${dashboardPagesReport(dashboardPages).join('\n')}\n`);
+  }
   mkdirSync(join(ROOT, 'data'), { recursive: true });
   writeFileSync(
     RESULTS_FILE,
-    `${JSON.stringify({ ...environment, measurements, ratios, webhooks, webhooksPostgres, pages }, null, 2)}\n`,
+    `${JSON.stringify({ ...environment, measurements, ratios, webhooks, webhooksPostgres, postgres, pages, dashboardPages }, null, 2)}\n`,
   );
   process.stdout.write(`\nresults written to ${RESULTS_FILE}\n`);
 
@@ -454,6 +520,7 @@ async function measure(target: Target): Promise<Measurement> {
     }),
   };
   await check(pool ? `${base}${pool.path()}` : url, target.method, target.headers, target.body);
+  const beside = target.beside?.();
   if (WARMUP_SECONDS > 0) await autocannon({ ...request, duration: WARMUP_SECONDS });
   process.stderr.write(`bench: ${target.label} …\n`);
   const serverBefore = cpuSeconds(target.server);
@@ -464,6 +531,7 @@ async function measure(target: Target): Promise<Measurement> {
   const serverAfter = cpuSeconds(target.server);
   const client = process.cpuUsage(clientBefore);
   const serverSeconds = serverBefore === null || serverAfter === null ? null : serverAfter - serverBefore;
+  const writes = await beside?.stop();
   const answered = result['2xx'] + result.non2xx;
   return {
     name: target.name,
@@ -484,7 +552,8 @@ async function measure(target: Target): Promise<Measurement> {
     clientCpu: (client.user + client.system) / 1e6 / elapsed,
     serverCpuMicrosPerRequest:
       serverSeconds === null || answered === 0 ? null : (serverSeconds * 1e6) / answered,
-    ...(pool && { shares: { used: pool.used, made: pool.size } }),
+    ...(pool?.used !== undefined && { shares: { used: pool.used, made: pool.size ?? 0 } }),
+    ...(writes && { writes }),
   };
 }
 
@@ -535,6 +604,15 @@ function printReport(environment: Environment, measurements: Measurement[], rati
           'raise BENCH_PAY_RATE',
       );
     }
+  }
+  for (const m of measurements) {
+    if (!m.writes) continue;
+    const { creates, pays, failed, skipped } = m.writes;
+    out.push(
+      `${m.label}: beside it ${creates} creates and ${pays} pays answered 2xx (warm-up included), ` +
+        `${failed} failed, ${skipped} ticks skipped (server behind); its server CPU includes those writes`,
+    );
+    if (failed > 0) out.push(`WARNING: ${m.label}: ${failed} writes beside it failed`);
   }
   const pays = measurements.filter((m) => m.shares);
   if (pays.length > 0) {

@@ -83,6 +83,20 @@ export interface ServiceErrorOptions {
   retryAfterSeconds?: number;
   /** Why a card was declined (card_declined only): generic_decline, insufficient_funds, … */
   declineCode?: string;
+  /** invalid_group: the refusals that name a member, as data a page can say in its own language. */
+  problems?: Problem[];
+}
+
+/**
+ * A refusal of a group's set-up that names a member (docs/api.md#errors): their share is below the
+ * smallest card payment (`amountCents` with its fee, `minimumCents`), or they have paid and their share
+ * (`amountCents`) cannot change.
+ */
+export interface Problem {
+  code: 'below_minimum' | 'share_fixed';
+  memberIndex: number;
+  amountCents: number;
+  minimumCents?: number;
 }
 
 export class ServiceError extends Error {
@@ -90,6 +104,7 @@ export class ServiceError extends Error {
   readonly details: string[] | undefined;
   readonly retryAfterSeconds: number | undefined;
   readonly declineCode: string | undefined;
+  readonly problems: Problem[] | undefined;
 
   constructor(code: ErrorCode, options: ServiceErrorOptions = {}) {
     super(options.message ?? ERROR_MESSAGES[code]);
@@ -98,5 +113,6 @@ export class ServiceError extends Error {
     this.details = options.details;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.declineCode = options.declineCode;
+    this.problems = options.problems;
   }
 }

@@ -70,6 +70,7 @@ export const ids = {
   ledgerLine: () => newId('ln_'),
   /** One reminder mail (docs/api.md#reminders). */
   reminderMail: () => newId('rml_'),
+  mail: () => newId('mail_'),
   ledgerEntry: () => newId('le_'),
   /** The sandbox processor's objects: a charge or hold, a refund, a transfer. */
   sandboxCharge: () => newId('ch_'),

@@ -85,6 +85,13 @@ function errorBody(requestId: string, error: ServiceError): string {
   const body: Record<string, unknown> = { request_id: requestId, error: error.message, code: error.code };
   if (error.declineCode !== undefined) body.decline_code = error.declineCode;
   if (error.details?.length) body.details = error.details;
+  if (error.problems?.length)
+    body.problems = error.problems.map((p) => ({
+      code: p.code,
+      member_index: p.memberIndex,
+      amount_cents: p.amountCents,
+      ...(p.minimumCents !== undefined && { minimum_cents: p.minimumCents }),
+    }));
   return JSON.stringify(body);
 }
 

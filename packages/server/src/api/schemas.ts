@@ -12,6 +12,26 @@ const ErrorObject = Type.Object(
     error: Type.String({ description: 'What went wrong, for a person.' }),
     code: Type.String({ description: 'Stable machine-readable error code.' }),
     details: Type.Optional(Type.Array(Type.String(), { description: 'Checklist for complex errors.' })),
+    problems: Type.Optional(
+      Type.Array(
+        Type.Object({
+          code: Type.String({ description: 'below_minimum or share_fixed.' }),
+          member_index: Type.Integer({
+            description: 'The member, by its place in the group (0: the organizer).',
+          }),
+          amount_cents: Type.Integer({
+            description: 'below_minimum: the share with its fee; share_fixed: the share as paid.',
+          }),
+          minimum_cents: Type.Optional(
+            Type.Integer({ description: 'below_minimum: the smallest card payment.' }),
+          ),
+        }),
+        {
+          description:
+            'invalid_group only: the refusals that name a member, as data (the pages say them in their own language).',
+        },
+      ),
+    ),
     decline_code: Type.Optional(
       Type.String({
         description:

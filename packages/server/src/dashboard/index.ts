@@ -25,10 +25,11 @@ import {
   keysPage,
   listSessionsPage,
   overviewPage,
+  requestLogPage,
   sessionPage,
   webhooksPage,
 } from '../flows/dashboard-reads.ts';
-import { renameMerchant, setPayoutCurrency } from '../flows/dashboard-settings.ts';
+import { renameMerchant, setPayoutCurrency, startPayoutOnboarding } from '../flows/dashboard-settings.ts';
 import { redeliverEvent } from '../flows/events.ts';
 import {
   allowedOriginsOf,
@@ -39,7 +40,12 @@ import {
 } from '../flows/merchants.ts';
 import { remindPendingMembers } from '../flows/reminders.ts';
 import { closeMerchantSession } from '../flows/sessions.ts';
-import { createWebhookEndpoint, deleteWebhookEndpoint, rotateWebhookSecret } from '../flows/webhooks.ts';
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  rotateWebhookSecret,
+  sendTestEvent,
+} from '../flows/webhooks.ts';
 import { sendCompressed } from '../pages/compressed.ts';
 import type { Html } from '../pages/html.ts';
 import type { DashboardRole, DashboardSession } from '../store/dashboard.ts';
@@ -91,6 +97,8 @@ const NOTICES: Record<string, string> = {
   'origin-added': 'Origin added: its pages may create sessions now.',
   'origin-removed': 'Origin removed: its pages can no longer create sessions.',
   deleted: 'The endpoint was deleted: it gets no more deliveries.',
+  'test-sent':
+    'A signed webhook.test event is on its way to the endpoint, after any deliveries already waiting for it: its attempts show under Recent deliveries.',
 };
 
 /** How a refusal from a flow is shown: its status and its words. */
@@ -106,6 +114,7 @@ const REFUSALS: Partial<Record<ErrorCode, number>> = {
   last_owner: 409,
   webhook_limit_reached: 400,
   rate_limited: 429,
+  upstream_error: 503,
 };
 
 interface Signed {
@@ -159,7 +168,9 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
   app.setErrorHandler((error, request, reply) => {
     const code = error instanceof ServiceError ? error.code : undefined;
     const status = code ? REFUSALS[code] : (error as { statusCode?: number }).statusCode;
-    if (status && status < 500) {
+    // A flow's refusal is shown in its words (503 too: the processor did not answer); other errors of
+    // ours are a 500 that names the request.
+    if (status && (code !== undefined || status < 500)) {
       const text = error instanceof ServiceError ? error.message : 'The request was not understood.';
       return send(reply, status, {
         title: 'Not done',
@@ -366,33 +377,80 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     }),
   }));
 
-  const developersBody = async (s: Signed, shown?: { what: string; value: string; after: string }) =>
+  const developersBody = async (
+    s: Signed,
+    query: { cursor?: string; requestId?: string },
+    shown?: { what: string; value: string; after: string },
+  ) =>
     developersView(base, {
       merchantId: s.merchant.id,
       keys: await keysPage(deps, s.merchant.id),
       origins: (await allowedOriginsOf(deps.db, s.merchant.id)) ?? [],
       can: { change: allowed(s.session.user.role, 'change'), csrf: s.session.csrfToken },
       now: deps.clock.now(),
+      requests: {
+        ...(await requestLogPage(deps, s.merchant.id, query)),
+        ...(query.requestId ? { requestId: query.requestId } : {}),
+      },
       ...(shown ? { shown } : {}),
     });
 
-  page('/developers', async (_request, s) => ({
-    title: 'Developers',
-    section: 'developers',
-    body: await developersBody(s),
-  }));
+  page('/developers', async (request, s) => {
+    const q = request.query as Record<string, unknown>;
+    const requestId = typeof q.request_id === 'string' ? q.request_id.trim().slice(0, 100) : '';
+    return {
+      title: 'Developers',
+      section: 'developers',
+      body: await developersBody(s, {
+        ...(typeof q.before === 'string' ? { cursor: q.before } : {}),
+        ...(requestId ? { requestId } : {}),
+      }),
+    };
+  });
 
-  page('/settings', async (_request, s) => ({
-    title: 'Settings',
-    section: 'settings',
-    body: settingsView(base, {
+  const settingsBody = async (s: Signed, onboarding?: { url: string; expiresAt: number }) =>
+    settingsView(base, {
       merchant: s.merchant,
       processor: deps.processor.name === 'stripe' ? 'stripe' : 'sandbox',
       team: await listTeam(deps, s.merchant.id),
       me: s.session.user,
       csrf: s.session.csrfToken,
-    }),
+      ...(onboarding ? { onboarding } : {}),
+    });
+
+  page('/settings', async (_request, s) => ({
+    title: 'Settings',
+    section: 'settings',
+    body: await settingsBody(s),
   }));
+
+  // Where Stripe sends a person back from onboarding. The session cookie is SameSite=Strict, so a browser
+  // coming from Stripe's pages does not send it: these pages need no sign-in, say what happened, and link to
+  // Settings (a link followed on our own page carries the cookie again).
+  app.get('/payouts/:outcome', { schema: { hide: true }, config: read }, async (request, reply) => {
+    const { outcome } = request.params as { outcome: string };
+    if (outcome !== 'return' && outcome !== 'refresh')
+      return send(reply, 404, {
+        title: 'Not found',
+        body: messageView('Not found', 'There is no such page.'),
+      });
+    const settings = { href: `${base}/settings`, label: 'Open Settings' };
+    return send(reply, 200, {
+      title: 'Back from Stripe',
+      body:
+        outcome === 'return'
+          ? messageView(
+              'Back from Stripe',
+              'Stripe has what you gave it so far. Settings shows the connected account; Stripe enables payouts once it has checked the details, and asks by mail for anything missing.',
+              settings,
+            )
+          : messageView(
+              'The Stripe link has expired',
+              'Onboarding links work once and for a few minutes. Open Settings and press Continue onboarding with Stripe for a new one.',
+              settings,
+            ),
+    });
+  });
 
   // ---- Changes, through the API's flows ----
   action('/sessions/:sessionId/cancel', 'change', async (request, s) => {
@@ -448,6 +506,13 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     return showSecret('Secret rotated: the old one signs too for 24 hours', s, endpoint);
   });
 
+  // A signed webhook.test event to this endpoint alone, through the dispatcher like any event.
+  action('/webhooks/:webhookId/test', 'change', async (request, s) => {
+    const { webhookId } = request.params as { webhookId: string };
+    await sendTestEvent(deps, s.merchant.id, webhookId);
+    return `${base}/webhooks?done=test-sent`;
+  });
+
   action('/webhooks/:webhookId/delete', 'change', async (request, s) => {
     const { webhookId } = request.params as { webhookId: string };
     await deleteWebhookEndpoint(deps, s.merchant.id, webhookId);
@@ -477,7 +542,7 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     return {
       title: 'Developers',
       section: 'developers',
-      body: await developersBody(s, { what: ROLLS[what].what, value, after: ROLLS[what].after }),
+      body: await developersBody(s, {}, { what: ROLLS[what].what, value, after: ROLLS[what].after }),
     };
   });
 
@@ -506,6 +571,18 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
   action('/settings/payout', 'team', async (_request, s, form) => {
     await setPayoutCurrency(deps, s.merchant.id, form.currency ?? '');
     return `${base}/settings?done=payout`;
+  });
+
+  // With Stripe: the Connect onboarding link, made for this owner now and shown on the answer (it works once
+  // and for a few minutes; a redirect to Stripe would be refused by this page's form-action policy).
+  actionWithPage('/settings/payouts/stripe', 'team', async (_request, s) => {
+    const link = await startPayoutOnboarding(deps, s.merchant.id);
+    const merchant = (await findMerchantForDashboard(deps, s.merchant.id)) ?? s.merchant;
+    return {
+      title: 'Settings',
+      section: 'settings',
+      body: await settingsBody({ ...s, merchant }, { url: link.url, expiresAt: link.expiresAt }),
+    };
   });
 
   action('/team/invite', 'team', async (_request, s, form) => {

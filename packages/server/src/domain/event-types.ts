@@ -13,3 +13,10 @@ export const EVENT_TYPES = [
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * The test event the dashboard sends to one endpoint (docs/api.md#test-events): delivered, signed and retried
+ * like every event, but it reports no change, so it is not an EventType — no endpoint subscribes to it,
+ * and the events API does not list it.
+ */
+export const TEST_EVENT_TYPE = 'webhook.test';

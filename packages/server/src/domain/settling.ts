@@ -97,19 +97,43 @@ export const holdsMoney = (m: MemberFacts, attempts: readonly AttemptFacts[] = [
   m.status === 'authorized' ||
   (m.status === 'paid' && !refundBlocked(attempts, m.id));
 
-/** Whether every share with money in it is `status` (amount 0 shares owe nothing). */
-const allShares = (members: readonly MemberFacts[], ok: (m: MemberFacts) => boolean) =>
-  members.every((m) => m.amountCents === 0 || ok(m));
+/**
+ * What the funding and capture rules read of a group: four counts, which a store can sum under the
+ * session's lock instead of reading every member (store/members.ts sumGroup). Shares of 0 owe nothing.
+ */
+export interface GroupCounts {
+  paid: number;
+  authorized: number;
+  /** Shares with money in them not yet paid, or with a payment in flight. */
+  unpaid: number;
+  /** Shares with money in them neither authorized nor paid, or with a payment in flight. */
+  unready: number;
+}
+
+export function countGroup(members: readonly MemberFacts[]): GroupCounts {
+  const counts: GroupCounts = { paid: 0, authorized: 0, unpaid: 0, unready: 0 };
+  for (const m of members) {
+    if (m.status === 'paid') counts.paid++;
+    if (m.status === 'authorized') counts.authorized++;
+    if (m.amountCents === 0) continue;
+    if (m.status !== 'paid' || m.payingAttemptId !== null) counts.unpaid++;
+    if ((m.status !== 'paid' && m.status !== 'authorized') || m.payingAttemptId !== null) counts.unready++;
+  }
+  return counts;
+}
 
 /** Whether the last payment makes an immediate group funded: every share with money in it paid. */
-export const isFullyPaid = (members: readonly MemberFacts[]): boolean =>
-  members.some((m) => m.status === 'paid') &&
-  allShares(members, (m) => m.status === 'paid' && m.payingAttemptId === null);
+export const isFullyPaid = (group: GroupCounts): boolean => group.paid > 0 && group.unpaid === 0;
 
 /** Whether an on_funded group is ready to capture: every share authorized or paid, one at least authorized. */
-const isReadyToCapture = (members: readonly MemberFacts[]): boolean =>
-  members.some((m) => m.status === 'authorized') &&
-  allShares(members, (m) => (m.status === 'authorized' || m.status === 'paid') && m.payingAttemptId === null);
+const isReadyToCapture = (group: GroupCounts): boolean => group.authorized > 0 && group.unready === 0;
+
+/**
+ * Whether a pending session owes nothing but the recovery of its calls in flight: no capture is due
+ * (nextSettleAt is then recoveryAt of its started attempts).
+ */
+export const owesOnlyRecovery = (session: SessionFacts, group: GroupCounts): boolean =>
+  session.status === 'pending' && (session.capture === 'immediate' || !isReadyToCapture(group));
 
 /** The money work the session owes, whenever it is due. */
 export function owedWork(
@@ -128,7 +152,7 @@ export function owedWork(
     }
   };
   if (session.status === 'pending') {
-    if (session.capture === 'on_funded' && now < session.expiresAt && isReadyToCapture(members))
+    if (session.capture === 'on_funded' && now < session.expiresAt && isReadyToCapture(countGroup(members)))
       forEach('authorized', 'capture');
   } else if (session.status === 'funded') {
     if (session.settledAt === null && !attempts.some((a) => a.kind === 'transfer' && a.state === 'succeeded'))
@@ -162,6 +186,17 @@ export function recoveryDueAt(
   return a.updatedAt > a.createdAt ? Math.max(first, a.updatedAt + RECOVERY_RETRY_MS) : first;
 }
 
+/** The soonest recovery of the started attempts among `attempts` (any others are skipped); null without one. */
+export function recoveryAt(
+  attempts: readonly Pick<AttemptFacts, 'createdAt' | 'updatedAt' | 'state' | 'clientSecret'>[],
+  times: SettlingTimes,
+  closed = false,
+): number | null {
+  let next = Number.POSITIVE_INFINITY;
+  for (const a of attempts) if (a.state === 'started') next = Math.min(next, recoveryDueAt(a, times, closed));
+  return next === Number.POSITIVE_INFINITY ? null : next;
+}
+
 /** When `work` may next be tried: never while a try is in flight, after a delay once a try failed. */
 export function workDueAt(work: Work, attempts: readonly AttemptFacts[], now: number): number {
   // One call at a time per member: a refund waits for a capture of the same share still with the processor.
@@ -187,9 +222,8 @@ export function nextSettleAt(
   now: number,
   times: SettlingTimes,
 ): number | null {
-  let next = Number.POSITIVE_INFINITY;
   const closed = session.status === 'cancelled' || session.status === 'expired';
-  for (const a of attempts) if (a.state === 'started') next = Math.min(next, recoveryDueAt(a, times, closed));
+  let next = recoveryAt(attempts, times, closed) ?? Number.POSITIVE_INFINITY;
   for (const w of owedWork(session, members, attempts, now))
     next = Math.min(next, workDueAt(w, attempts, now));
   if (closed && session.settledAt === null && !members.some((m) => holdsMoney(m, attempts)))
@@ -198,7 +232,9 @@ export function nextSettleAt(
 }
 
 /** Processor ids of the money taken from payers (a charge, or a captured hold), oldest first. */
-export function chargeIds(attempts: readonly AttemptFacts[]): string[] {
+export function chargeIds(
+  attempts: readonly Pick<AttemptFacts, 'kind' | 'state' | 'processorId'>[],
+): string[] {
   const ids: string[] = [];
   for (const a of attempts) {
     if (a.state !== 'succeeded' || a.processorId === null) continue;

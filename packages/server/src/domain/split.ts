@@ -49,7 +49,15 @@ export interface SplitInput {
   step?: number;
 }
 
-export type SplitResult = { ok: true; amounts: number[] } | { ok: false; errors: string[] };
+export type SplitResult =
+  | { ok: true; amounts: number[] }
+  | { ok: false; errors: string[]; fixed?: FixedShare[] };
+
+/** A paid member whose amount the set-up tried to change: their place and what they paid. */
+interface FixedShare {
+  memberIndex: number;
+  paid: number;
+}
 
 export function isSplitMode(value: unknown): value is SplitMode {
   return typeof value === 'string' && (SPLIT_MODES as readonly string[]).includes(value);
@@ -301,10 +309,11 @@ function checkItems(items: readonly SplitItem[], extras: number, total: number):
 
 function splitCustom(share: Share, members: readonly MemberSpec[]): SplitResult {
   const errors: string[] = [];
+  const fixed: FixedShare[] = [];
   const given = members.map((member, index) =>
-    givenAmount(member, index, share.locked[index] ?? null, share.step, errors),
+    givenAmount(member, index, share.locked[index] ?? null, share.step, errors, fixed),
   );
-  if (errors.length > 0) return { ok: false, errors };
+  if (errors.length > 0) return { ok: false, errors, fixed };
   const amounts = given as number[];
   const sum = amounts.reduce((a, b) => a + b, 0);
   if (sum !== share.total) return fail(`the amounts add up to ${sum} but the total is ${share.total}`);
@@ -313,11 +322,12 @@ function splitCustom(share: Share, members: readonly MemberSpec[]): SplitResult 
 
 function splitHostPays(share: Share, members: readonly MemberSpec[]): SplitResult {
   const errors: string[] = [];
+  const fixed: FixedShare[] = [];
   // The organizer's own amount_cents is not read: their share is whatever the others leave.
   const given = members
     .slice(1)
-    .map((member, k) => givenAmount(member, k + 1, share.locked[k + 1] ?? null, share.step, errors));
-  if (errors.length > 0) return { ok: false, errors };
+    .map((member, k) => givenAmount(member, k + 1, share.locked[k + 1] ?? null, share.step, errors, fixed));
+  if (errors.length > 0) return { ok: false, errors, fixed };
   const others = given as number[];
   const othersSum = others.reduce((a, b) => a + b, 0);
   const organizer = share.total - othersSum;
@@ -348,11 +358,13 @@ function givenAmount(
   paid: number | null,
   step: number,
   errors: string[],
+  fixed: FixedShare[],
 ): number | undefined {
   const amount = member.amountCents;
   if (paid !== null) {
     if (amount !== undefined && amount !== paid) {
       errors.push(`members[${index}] has paid ${paid}, so amount_cents must stay ${paid}, got ${amount}`);
+      fixed.push({ memberIndex: index, paid });
     }
     return paid;
   }

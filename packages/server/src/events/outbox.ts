@@ -5,7 +5,7 @@
 import type { Transaction } from 'kysely';
 import type { Static } from 'typebox';
 import { toIso } from '../clock.ts';
-import type { EventType } from '../domain/event-types.ts';
+import { type EventType, TEST_EVENT_TYPE } from '../domain/event-types.ts';
 import { ids } from '../ids.ts';
 import type { EventSignal } from '../store/event-signal.ts';
 import { findLatestEventAt, insertEvent } from '../store/events.ts';
@@ -21,7 +21,8 @@ type MemberBasics = Pick<Member, 'id' | 'name' | 'amountCents' | 'status' | 'isO
 
 export interface SessionSnapshot {
   session: Pick<Session, 'id' | 'merchantId' | 'orderRef' | 'status' | 'totalCents' | 'currency'>;
-  members: readonly MemberBasics[];
+  /** What the group has paid (domain/members.ts paidAmountOf). */
+  paidCents: number;
   charges?: string[];
   member?: MemberBasics;
   transfer?: string;
@@ -32,14 +33,14 @@ export interface SessionSnapshot {
 }
 
 function buildEvent(type: EventType, snapshot: SessionSnapshot, now: number): EventPayload {
-  const { session, members } = snapshot;
+  const { session, paidCents } = snapshot;
   const data: EventPayload['data'] = {
     session_id: session.id,
     order_ref: session.orderRef,
     status: session.status,
     total_cents: session.totalCents,
     currency: session.currency,
-    ...amountsToWire(session, members),
+    ...amountsToWire(session, paidCents),
     charges: snapshot.charges ?? [],
   };
   if (snapshot.member) data.member = memberToWire(snapshot.member);
@@ -76,5 +77,44 @@ export async function recordEvent(
     createdAt: lastAt === undefined ? now : Math.max(now, lastAt + 1),
   });
   await signal.announce(trx);
+  return event;
+}
+
+/** The test event's payload (docs/api.md#test-events): which endpoint it tests, and nothing else. */
+export interface TestEventPayload {
+  id: string;
+  type: typeof TEST_EVENT_TYPE;
+  timestamp: string;
+  data: { webhook_id: string };
+}
+
+/**
+ * Writes a test event for one endpoint inside `trx`, marked as fanned out already: its one delivery, to
+ * that endpoint, is the caller's to queue (flows/webhooks.ts sendTestEvent). No session, so no session's
+ * order to keep.
+ */
+export async function recordTestEvent(
+  trx: Transaction<Database>,
+  endpoint: { merchantId: string; id: string },
+  now: number,
+): Promise<TestEventPayload> {
+  const event: TestEventPayload = {
+    id: ids.event(),
+    type: TEST_EVENT_TYPE,
+    timestamp: toIso(now),
+    data: { webhook_id: endpoint.id },
+  };
+  await insertEvent(
+    trx,
+    {
+      id: event.id,
+      merchantId: endpoint.merchantId,
+      sessionId: null,
+      type: event.type,
+      payload: JSON.stringify(event),
+      createdAt: now,
+    },
+    now,
+  );
   return event;
 }

@@ -3,7 +3,7 @@
 // that no card could pay: the checks behind currency_not_supported and the refusals naming a member.
 import { formatMinorUnits } from '../domain/currencies.ts';
 import { chargeAmount } from '../domain/fees.ts';
-import { ServiceError } from '../errors.ts';
+import { type Problem, ServiceError } from '../errors.ts';
 import type { CurrencyRules } from '../processor/currencies.ts';
 
 /** An amount as a person reads it in a message: (1230, 'kwd') → '1.230 KWD'. */
@@ -65,7 +65,8 @@ export function assertSharesChargeable(
   if (!rules.supports(currency)) return; // a session made before the rules: its payments fail at the processor
   const minimum = rules.minimumCharge(currency);
   const errors: string[] = [];
-  for (const share of shares) {
+  const problems: Problem[] = [];
+  for (const [memberIndex, share] of shares.entries()) {
     if (share.fixed || share.amountCents === 0) continue;
     const charge = chargeAmount(share.amountCents, session.consumerFeePpm, session.chargeStep);
     if (charge >= minimum) continue;
@@ -75,6 +76,8 @@ export function assertSharesChargeable(
       `${prefix}${share.name}'s share of ${inWords(share.amountCents, currency)}${withFee} is below ` +
         `the smallest card payment of ${inWords(minimum, currency)}`,
     );
+    problems.push({ code: 'below_minimum', memberIndex, amountCents: charge, minimumCents: minimum });
   }
-  if (errors.length > 0) throw new ServiceError('invalid_group', { message: errors[0], details: errors });
+  if (errors.length > 0)
+    throw new ServiceError('invalid_group', { message: errors[0], details: errors, problems });
 }

@@ -2,6 +2,7 @@
 // the API where the API has them: a session is getSession's, its events and deliveries getEventDetail's.
 import type { Deps } from '../deps.ts';
 import type { EventPayload } from '../events/outbox.ts';
+import { type ApiRequestRecord, listApiRequests } from '../store/api-requests.ts';
 import {
   closedPerDay,
   createdPerDay,
@@ -17,6 +18,7 @@ import {
 import type { Delivery, DeliveryAttempt } from '../store/deliveries.ts';
 import { listSessionLedgerLines, type StoredLedgerLine } from '../store/ledger.ts';
 import { getEventDetail, listMerchantEvents } from './events.ts';
+import { API_REQUEST_RETENTION_MS } from './housekeeping.ts';
 import { getSession } from './sessions.ts';
 import { listMerchantWebhookEndpoints } from './webhooks.ts';
 
@@ -73,6 +75,34 @@ export async function webhooksPage(deps: Deps, merchantId: string) {
   return {
     endpoints: await listMerchantWebhookEndpoints(deps, merchantId),
     deliveries: await listRecentDeliveries(deps.db.kysely, merchantId, RECENT_DELIVERIES),
+  };
+}
+
+/** Requests a page of the developers page's request log shows. */
+const REQUESTS_PAGE_SIZE = 25;
+
+/**
+ * A page of the merchant's API request log, newest first, over the last 7 days (rows the sweep has not
+ * deleted yet are not shown either); `requestId` finds one request. The cursor is the last row's time and
+ * request id, as one opaque string.
+ */
+export async function requestLogPage(
+  deps: Deps,
+  merchantId: string,
+  query: { cursor?: string; requestId?: string },
+): Promise<{ rows: ApiRequestRecord[]; nextCursor: string | null }> {
+  const match = query.cursor ? /^(\d{1,16})\.(req_[A-Za-z0-9]{1,64})$/.exec(query.cursor) : null;
+  const requestId = query.requestId?.trim();
+  const rows = await listApiRequests(deps.db.kysely, merchantId, REQUESTS_PAGE_SIZE, {
+    since: deps.clock.now() - API_REQUEST_RETENTION_MS,
+    ...(match ? { after: { createdAt: Number(match[1]), id: match[2] as string } } : {}),
+    ...(requestId ? { requestId: requestId.slice(0, 100) } : {}),
+  });
+  const page = rows.slice(0, REQUESTS_PAGE_SIZE);
+  const last = page.at(-1);
+  return {
+    rows: page,
+    nextCursor: rows.length > REQUESTS_PAGE_SIZE && last ? `${last.createdAt}.${last.id}` : null,
   };
 }
 

@@ -33,6 +33,7 @@ import {
 import { findMerchantById } from '../store/merchants.ts';
 import type { Database } from '../store/schema.ts';
 import { disableWebhookEndpoint, findWebhookEndpointsById, listWebhookEndpoints } from '../store/webhooks.ts';
+import { queueEventMails } from './mails.ts';
 
 /** The HTTP sender deliveries go through; in production it calls public addresses only. */
 export const openSender = (deps: Deps): Sender =>
@@ -116,6 +117,8 @@ export async function fanOutEvents(deps: Deps): Promise<boolean> {
       for (const target of targetsOf(event, endpoints)) deliveries.push(newDelivery(event, target, now));
     }
     await insertDeliveries(trx, deliveries, now);
+    // Mail that follows from these events is queued with their fan-out, once (flows/mails.ts).
+    await queueEventMails(trx, events, now);
     await markEventsDispatched(
       trx,
       events.map((e) => e.id),

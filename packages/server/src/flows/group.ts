@@ -63,8 +63,12 @@ const newMember = (
   updatedAt: now,
 });
 
-const invalidGroup = (errors: string[]): never => {
-  throw new ServiceError('invalid_group', { message: errors[0], details: errors });
+const invalidGroup = (errors: string[], fixed: { memberIndex: number; paid: number }[] = []): never => {
+  throw new ServiceError('invalid_group', {
+    message: errors[0],
+    details: errors,
+    problems: fixed.map((f) => ({ code: 'share_fixed', memberIndex: f.memberIndex, amountCents: f.paid })),
+  });
 };
 
 function splitOrThrow(
@@ -82,7 +86,7 @@ function splitOrThrow(
     locked,
     step: session.chargeStep,
   });
-  if (!result.ok) return invalidGroup(result.errors);
+  if (!result.ok) return invalidGroup(result.errors, result.fixed);
   return result.amounts;
 }
 

@@ -6,7 +6,7 @@ import { ServiceError } from '../errors.ts';
 import { sha256 } from '../ids.ts';
 import { type Attempt, listSessionAttempts } from '../store/attempts.ts';
 import { findMemberByShareId, listMembers, type Member } from '../store/members.ts';
-import { findMerchantById } from '../store/merchants.ts';
+import { findMerchantName } from '../store/merchants.ts';
 import {
   findSessionByGroupToken,
   findSessionByIdUnscoped,
@@ -42,8 +42,8 @@ export async function organizerSession(
 }
 
 /** The name the pages show for the session's merchant. */
-export async function merchantNameOf(deps: Deps, session: Session): Promise<string> {
-  return (await findMerchantById(deps.db.kysely, deps.db.secrets, session.merchantId))?.name ?? '';
+export function merchantNameOf(deps: Deps, session: Pick<Session, 'merchantId'>): Promise<string> {
+  return findMerchantName(deps.db, session.merchantId);
 }
 
 /** The session as its page shows it: the session, its members and the merchant's name. */
@@ -53,7 +53,10 @@ export async function loadPayPage(deps: Deps, access: { session: Session; role: 
   return { session, members, role, merchantName: await merchantNameOf(deps, session) };
 }
 
-/** One member's share by its id, with its session, the merchant's name and (once paid) its attempts. */
+/**
+ * One member's share by its id, with its session, the merchant's name and its attempts once it was paid
+ * or a payment failed (the page says why, by the failed attempt).
+ */
 export async function loadShare(
   deps: Deps,
   shareId: string,
@@ -61,8 +64,24 @@ export async function loadShare(
   const member = await findMemberByShareId(deps.db.kysely, shareId);
   const session = member && (await findSessionByIdUnscoped(deps.db.kysely, member.sessionId));
   if (!member || !session) throw new ServiceError('share_not_found');
-  const attempts = member.status === 'pending' ? [] : await listSessionAttempts(deps.db.kysely, session.id);
+  const attempts =
+    member.status === 'pending' && member.failure === null
+      ? []
+      : await listSessionAttempts(deps.db.kysely, session.id);
   return { session, member, merchantName: await merchantNameOf(deps, session), attempts };
+}
+
+/**
+ * A share about to be paid: its member (the claim reads it again under the session's lock) and the
+ * merchant's name for the answer; share_not_found for an unknown id, before anything else.
+ */
+export async function loadShareToPay(
+  deps: Deps,
+  shareId: string,
+): Promise<{ member: Member; merchantName: string }> {
+  const member = await findMemberByShareId(deps.db.kysely, shareId);
+  if (!member) throw new ServiceError('share_not_found');
+  return { member, merchantName: await merchantNameOf(deps, member) };
 }
 
 /** A share as its page shows it: loadShare, and the group's members for its progress. */

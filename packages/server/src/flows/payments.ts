@@ -36,7 +36,6 @@ const FAILED = 'The payment could not be processed and nothing was charged. Try 
 export interface PaidShare {
   session: Session;
   member: Member;
-  members: Member[];
   attempt: Attempt;
 }
 
@@ -138,7 +137,8 @@ export async function payShare(
       now,
     );
     await insertAttempt(trx, claimed);
-    if (!(await startPaying(trx, member.id, claimed.id, now))) throw new ServiceError('payment_in_progress');
+    if (!(await startPaying(trx, session.id, member.id, claimed.id, now)))
+      throw new ServiceError('payment_in_progress');
     // Should this process die during the call, the worker recovers the attempt after the delay.
     const recoverAt = now + deps.config.paymentRecoveryAfterMs;
     if (session.settleAfter === null || session.settleAfter > recoverAt)
@@ -159,8 +159,7 @@ export async function payShare(
   // 3. Record.
   const toPaid = (r: Recorded): PaidShare => ({
     session: r.session,
-    member: r.members.find((m) => m.id === attempt.memberId) as Member,
-    members: r.members,
+    member: r.member as Member,
     attempt: r.attempt,
   });
   // Only a payment that went through is the answer to keep; refusals are stored as errors by the API.

@@ -19,8 +19,18 @@ import {
   releaseEntry,
   transferEntry,
 } from '../domain/ledger.ts';
+import { paidAmountOf } from '../domain/members.ts';
 import type { MemberStatus } from '../domain/session-state.ts';
-import { chargeIds, holdsMoney, isFullyPaid, nextSettleAt } from '../domain/settling.ts';
+import {
+  chargeIds,
+  countGroup,
+  type GroupCounts,
+  holdsMoney,
+  isFullyPaid,
+  nextSettleAt,
+  owesOnlyRecovery,
+  recoveryAt,
+} from '../domain/settling.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { ids } from '../ids.ts';
 import type { DisputeFacts, Outcome } from '../processor/types.ts';
@@ -30,12 +40,21 @@ import {
   awaitAuthentication,
   failTakenRefund,
   findAttempt,
+  listLiveAttempts,
   listSessionAttempts,
   settleAttempt,
 } from '../store/attempts.ts';
 import { closeDispute, type Dispute, findDispute, insertDispute } from '../store/disputes.ts';
 import { insertLedgerLines } from '../store/ledger.ts';
-import { listMembers, type Member, moveMember, startAuthenticating, stopPaying } from '../store/members.ts';
+import {
+  findMemberById,
+  listMembers,
+  type Member,
+  moveMember,
+  startAuthenticating,
+  stopPaying,
+  sumGroup,
+} from '../store/members.ts';
 import { findMerchantById } from '../store/merchants.ts';
 import type { Database, Executor } from '../store/schema.ts';
 import {
@@ -46,6 +65,7 @@ import {
   scheduleSettling,
 } from '../store/sessions.ts';
 import { type AnswerSpec, recordAnswerIfStillOurs } from './idempotency.ts';
+import { queueDeclineMail } from './mails.ts';
 
 /** The session, its members and its attempts, as one transaction left them. */
 export interface MoneyState {
@@ -54,7 +74,11 @@ export interface MoneyState {
   attempts: Attempt[];
 }
 
-export interface Recorded extends MoneyState {
+export interface Recorded {
+  /** The session as the record left it. */
+  session: Session;
+  /** The attempt's member as it now stands (none for a transfer). */
+  member: Member | undefined;
   /** The attempt as it now stands (settled by this call, or by another process first). */
   attempt: Attempt;
   /** False when the outcome was unknown, or another process had already recorded this attempt. */
@@ -162,10 +186,15 @@ export async function recordOutcome<R>(
   return deps.db.kysely.transaction().execute(async (trx) => {
     const session = await lockSession(trx, attempt.sessionId, now);
     if (!session) throw new Error(`attempt ${attempt.id} names a session that does not exist`);
+    const memberOf = (members?: readonly Member[]) =>
+      attempt.memberId === null
+        ? undefined
+        : members
+          ? members.find((m) => m.id === attempt.memberId)
+          : findMemberById(trx, attempt.memberId);
     const unrecorded = async (): Promise<Recorded> => {
-      const state = await readMoneyState(trx, session);
       const current = (await findAttempt(trx, attempt.id)) ?? attempt;
-      return { ...state, attempt: current, recorded: false };
+      return { session, member: await memberOf(), attempt: current, recorded: false };
     };
     if (outcome.status === 'unknown') return unrecorded();
     if (outcome.status === 'action_required') {
@@ -182,37 +211,55 @@ export async function recordOutcome<R>(
           `member ${attempt.memberId} is not paying with attempt ${attempt.id}: cannot authenticate`,
         );
       const state = await scheduleSettlement(deps, trx, await readMoneyState(trx, session), now);
-      return { ...state, attempt: waiting, recorded: true };
+      return {
+        session: state.session,
+        member: await memberOf(state.members),
+        attempt: waiting,
+        recorded: true,
+      };
     }
-    const settled = await settleAttempt(trx, attempt.id, resultOf(outcome), now);
+    const settled = await settleAttempt(trx, attempt.sessionId, attempt.id, resultOf(outcome), now);
     if (!settled) return unrecorded();
     const events = await applyOutcome(trx, session, settled, outcome, now);
-
-    let state = await readMoneyState(trx, session);
-    const member = state.members.find((m) => m.id === attempt.memberId);
-    for (const type of events) {
-      await recordEvent(
-        deps.db.events,
-        trx,
-        type,
-        { session, members: state.members, member, charges: chargeIds(state.attempts) },
-        now,
-      );
-    }
     // The last share makes the session funded in the same transaction: charged under immediate, the
     // last hold captured under on_funded.
     const takesMoney =
       session.groupConfig.capture === 'immediate' ? attempt.kind === 'charge' : attempt.kind === 'capture';
-    if (
-      session.status === 'pending' &&
-      outcome.status === 'succeeded' &&
-      takesMoney &&
-      isFullyPaid(state.members)
-    ) {
-      state = await fund(deps, trx, state, now);
+    const funds = (group: GroupCounts) =>
+      session.status === 'pending' && outcome.status === 'succeeded' && takesMoney && isFullyPaid(group);
+
+    let recorded: Recorded;
+    // A pending session that this outcome neither funds nor makes ready to capture owes only the recovery
+    // of its calls in flight: its group's sums and live attempts are all the rules read, and all they
+    // write is the events and when it is next settled. Anything else reads the whole session.
+    const group = session.status === 'pending' ? await sumGroup(trx, session.id) : undefined;
+    if (group && !funds(group) && owesOnlyRecovery(settlingFacts(session), group)) {
+      const live = await listLiveAttempts(trx, session.id);
+      const member = await memberOf();
+      const snapshot = { session, paidCents: group.paidCents, member, charges: chargeIds(live) };
+      for (const type of events) await recordEvent(deps.db.events, trx, type, snapshot, now);
+      const next = recoveryAt(live, settlingTimes(deps));
+      if (next !== session.settleAfter) await scheduleSettling(trx, session.id, next);
+      recorded = { session: { ...session, settleAfter: next }, member, attempt: settled, recorded: true };
+    } else {
+      let state = await readMoneyState(trx, session);
+      const member = await memberOf(state.members);
+      const snapshot = {
+        session,
+        paidCents: paidAmountOf(state.members),
+        member,
+        charges: chargeIds(state.attempts),
+      };
+      for (const type of events) await recordEvent(deps.db.events, trx, type, snapshot, now);
+      if (funds(countGroup(state.members))) state = await fund(deps, trx, state, now);
+      state = await scheduleSettlement(deps, trx, await finishIfSettled(deps, trx, state, now), now);
+      recorded = {
+        session: state.session,
+        member: await memberOf(state.members),
+        attempt: settled,
+        recorded: true,
+      };
     }
-    state = await scheduleSettlement(deps, trx, await finishIfSettled(deps, trx, state, now), now);
-    const recorded: Recorded = { ...state, attempt: settled, recorded: true };
     const result = answer?.of(recorded);
     // The money moved whatever becomes of the answer: a claim taken over meanwhile must not undo its record.
     if (answer && result !== undefined) await recordAnswerIfStillOurs(trx, answer.spec, result);
@@ -237,7 +284,7 @@ async function applyOutcome(
   const move = async (from: MemberStatus, to: MemberStatus, failure?: string | null) => {
     const paying = from === 'pending' || from === 'authenticating';
     const options = { now, failure, ...(paying ? { attemptId: attempt.id } : {}) };
-    if (!(await moveMember(trx, memberId, from, to, options)))
+    if (!(await moveMember(trx, session.id, memberId, from, to, options)))
       throw new Error(
         `member ${memberId} is not ${from}: attempt ${attempt.id} (${attempt.kind}) cannot be recorded`,
       );
@@ -253,7 +300,9 @@ async function applyOutcome(
         // An authentication that failed or was abandoned says so too: the payer was in the middle of it.
         const why = outcome.status === 'declined' || payingFrom === 'authenticating' ? attempt.error : null;
         if (payingFrom === 'authenticating') await move('authenticating', 'pending', why);
-        else await stopPaying(trx, memberId, attempt.id, why, now);
+        else await stopPaying(trx, session.id, memberId, attempt.id, why, now);
+        // The organizer hears of it later if the share is still open then (flows/mails.ts).
+        if (outcome.status === 'declined') await queueDeclineMail(trx, session, attempt, now);
         return [];
       }
       await move(payingFrom, attempt.kind === 'charge' ? 'paid' : 'authorized', null);
@@ -306,7 +355,7 @@ async function fund(
   if (!(await fundPendingSession(trx, session.id, now))) return state;
   for (const m of state.members) {
     if (m.status === 'pending' && m.amountCents === 0)
-      await moveMember(trx, m.id, 'pending', 'paid', { now });
+      await moveMember(trx, session.id, m.id, 'pending', 'paid', { now });
   }
   const merchant = await findMerchantById(trx, deps.db.secrets, session.merchantId);
   const fees = sessionFees(session, merchant);
@@ -320,7 +369,11 @@ async function fund(
     deps.db.events,
     trx,
     'group.funded',
-    { session: funded.session, members: funded.members, charges: chargeIds(funded.attempts) },
+    {
+      session: funded.session,
+      paidCents: paidAmountOf(funded.members),
+      charges: chargeIds(funded.attempts),
+    },
     now,
   );
   return funded;
@@ -344,7 +397,8 @@ async function finishIfSettled(
   } else {
     if (members.some((m) => holdsMoney(m, attempts))) return state;
     const type: EventType = session.status === 'cancelled' ? 'group.cancelled' : 'group.expired';
-    await recordEvent(deps.db.events, trx, type, { session, members, charges: chargeIds(attempts) }, now);
+    const snapshot = { session, paidCents: paidAmountOf(members), charges: chargeIds(attempts) };
+    await recordEvent(deps.db.events, trx, type, snapshot, now);
   }
   await scheduleSettling(trx, session.id, null, now);
   return { ...state, session: { ...session, settledAt: now, settleAfter: null } };
@@ -397,7 +451,7 @@ export async function recordRefundFailure(deps: Deps, refund: Attempt, reason: s
     const failed = await failTakenRefund(trx, refund.id, reason, now);
     if (!failed) return false;
     const memberId = failed.memberId as string;
-    if (!(await moveMember(trx, memberId, 'refunded', 'paid', { now, failure: REFUND_FAILED })))
+    if (!(await moveMember(trx, session.id, memberId, 'refunded', 'paid', { now, failure: REFUND_FAILED })))
       throw new Error(
         `member ${memberId} is not refunded: the failure of refund ${refund.id} cannot be recorded`,
       );
@@ -409,7 +463,7 @@ export async function recordRefundFailure(deps: Deps, refund: Attempt, reason: s
       'group.share_refund_failed',
       {
         session,
-        members: state.members,
+        paidCents: paidAmountOf(state.members),
         member: state.members.find((m) => m.id === memberId),
         charges: chargeIds(state.attempts),
         refund: {
@@ -539,7 +593,7 @@ async function bookDispute(
     type,
     {
       session,
-      members: state.members,
+      paidCents: paidAmountOf(state.members),
       member: state.members.find((m) => m.id === dispute.memberId),
       charges: chargeIds(state.attempts),
       dispute: disputeToEvent(dispute),

@@ -5,11 +5,7 @@
 // address at most 3 times a day, whatever the session. Each mail is claimed in the database before it goes
 // out, under the merchant's row lock, so concurrent calls (or processes) never pass a limit together.
 import type { Deps } from '../deps.ts';
-import { consumerFee } from '../domain/fees.ts';
-import { formatMoney } from '../domain/money-format.ts';
 import { ServiceError } from '../errors.ts';
-import { CATALOGUES } from '../i18n/catalogues.ts';
-import { translator } from '../i18n/translate.ts';
 import { listMembers, type Member } from '../store/members.ts';
 import { findMerchantById, lockMerchantRow, type Merchant } from '../store/merchants.ts';
 import {
@@ -23,6 +19,7 @@ import {
 } from '../store/reminders.ts';
 import { findSessionById, type Session } from '../store/sessions.ts';
 import { payLinks } from '../wire/mappers.ts';
+import { reminderMail } from './mail-compose.ts';
 import { assertOpen } from './sessions.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -93,7 +90,7 @@ export async function remindPendingMembers(
   result.skipped = pending.length - claims.length;
   for (const { member, claimId } of claims) {
     try {
-      await deps.mailer.send(reminderMail(deps, merchant, session, member));
+      await deps.mailer.send(reminderMessage(deps, merchant, session, member));
       result.reminded++;
     } catch (error) {
       deps.logger.warn({ err: (error as Error).message, member_id: member.id }, 'reminder mail failed');
@@ -107,41 +104,13 @@ export async function remindPendingMembers(
   return result;
 }
 
-/** A reminder in the session's mail language, plain text: amounts and the expiry through Intl. */
-function reminderMail(deps: Deps, merchant: Merchant, session: Session, member: Member) {
-  const locale = session.mailLocale;
-  const t = translator(CATALOGUES[locale], locale);
-  const amount = formatMoney(member.amountCents, session.currency, locale);
-  const fee = consumerFee(member.amountCents, session.consumerFeePpm, session.chargeStep);
-  const organizer = session.customer?.name ?? t('mail.someone');
+/** A reminder in the session's mail language, as text and HTML (flows/mail-compose.ts). */
+function reminderMessage(deps: Deps, merchant: Merchant, session: Session, member: Member) {
   const link = payLinks(deps.config.publicPayUrl).share(member.shareId);
-  const date = new Intl.DateTimeFormat(locale, {
-    dateStyle: 'full',
-    timeStyle: 'short',
-    timeZone: 'UTC',
-  }).format(session.expiresAt);
-  const order = session.orderRef ? t('mail.order', { ref: session.orderRef }) : '';
-  const merchantName = merchant.name;
   return {
     to: member.email as string,
     // No Reply-To: the organizer's address was typed in a browser and never verified, and a reply-to of
     // someone else's choosing would make our mail theirs (docs/decisions.md#reminder-limits).
-    subject: t('mail.reminder.subject', { amount, merchant: merchantName }),
-    text: [
-      t('mail.hi', { name: member.name }),
-      '',
-      member.isOrganizer
-        ? t('mail.reminder.organizer', { merchant: merchantName, order })
-        : t('mail.reminder.member', { organizer, merchant: merchantName, order }),
-      '',
-      fee > 0
-        ? t('mail.shareWithFee', { amount, fee: formatMoney(fee, session.currency, locale) })
-        : t('mail.share', { amount }),
-      t('mail.payHere', { link }),
-      '',
-      t('mail.expires', { date }),
-      '',
-      t('mail.signature'),
-    ].join('\n'),
+    ...reminderMail(session, merchant.name, member, link),
   };
 }

@@ -4,8 +4,9 @@ import type { Deps } from '../deps.ts';
 import type { EventType } from '../domain/event-types.ts';
 import { ROTATION_GRACE_MS } from '../domain/rotation.ts';
 import { ServiceError } from '../errors.ts';
+import { recordTestEvent, type TestEventPayload } from '../events/outbox.ts';
 import { ids } from '../ids.ts';
-import { failPendingDeliveriesTo } from '../store/deliveries.ts';
+import { failPendingDeliveriesTo, insertDeliveries } from '../store/deliveries.ts';
 import { lockMerchantRow } from '../store/merchants.ts';
 import {
   countActiveWebhookEndpoints,
@@ -16,6 +17,7 @@ import {
   rotateWebhookEndpointSecret,
   type WebhookEndpoint,
 } from '../store/webhooks.ts';
+import { newDelivery } from './deliveries.ts';
 import { type AnswerSpec, recordAnswer } from './idempotency.ts';
 import { checkWebhookEndpointUrl } from './urls.ts';
 
@@ -93,3 +95,34 @@ export async function rotateWebhookSecret(
 
 export const listMerchantWebhookEndpoints = (deps: Deps, merchantId: string): Promise<WebhookEndpoint[]> =>
   listWebhookEndpoints(deps.db.kysely, deps.db.secrets, merchantId);
+
+/**
+ * A signed test event (`webhook.test`, docs/api.md#test-events) to one endpoint, through the same delivery
+ * path as every event: one delivery at the end of the endpoint URL's queue, sent by the dispatcher, signed
+ * with the endpoint's secrets in force, retried on the schedule, its attempts recorded. A disabled
+ * endpoint gets no deliveries, so it is refused here rather than queued to fail.
+ */
+export async function sendTestEvent(
+  deps: Deps,
+  merchantId: string,
+  endpointId: string,
+): Promise<TestEventPayload> {
+  return deps.db.kysely.transaction().execute(async (trx) => {
+    const endpoint = await findWebhookEndpoint(trx, deps.db.secrets, merchantId, endpointId);
+    if (!endpoint) throw new ServiceError('webhook_not_found');
+    if (endpoint.disabledAt !== null)
+      throw new ServiceError('invalid_request', {
+        message:
+          'This endpoint is disabled (it answered 410 Gone) and gets no deliveries, tests included: add it again to receive events.',
+      });
+    const now = deps.clock.now();
+    const event = await recordTestEvent(trx, endpoint, now);
+    await insertDeliveries(
+      trx,
+      [newDelivery({ id: event.id, merchantId }, { webhookId: endpoint.id, url: endpoint.url }, now)],
+      now,
+    );
+    await deps.db.events.announce(trx);
+    return event;
+  });
+}

@@ -1,14 +1,16 @@
 // The workers that run inside every server process. Each claims its rows so that any number of
 // processes may run them side by side (docs/architecture.md).
 import type { Deps } from '../deps.ts';
-import { purgeExpiredIdempotencyKeys } from '../flows/housekeeping.ts';
+import { purgeExpiredIdempotencyKeys, purgeOldApiRequests } from '../flows/housekeeping.ts';
+import { sendDueMails } from '../flows/mails.ts';
 import { handleDueProcessorEvents } from '../flows/processor-events.ts';
 import { startDispatcher } from './dispatcher.ts';
 import { expireDueSessions } from './expiry.ts';
 import { type Loop, startLoop } from './loop.ts';
 import { settleDueSessions } from './settle.ts';
 
-const IDEMPOTENCY_CLEANUP_MS = 10 * 60 * 1000;
+/** How often the housekeeping loop runs (idempotent answers, the API request log). */
+const HOUSEKEEPING_MS = 10 * 60 * 1000;
 
 export async function startWorkers(deps: Deps): Promise<Loop> {
   const loops = [
@@ -23,9 +25,14 @@ export async function startWorkers(deps: Deps): Promise<Loop> {
     startLoop('processor-events', deps.config.settleIntervalMs, deps.logger, () =>
       handleDueProcessorEvents(deps),
     ),
-    startLoop('idempotency-cleanup', IDEMPOTENCY_CLEANUP_MS, deps.logger, () =>
-      purgeExpiredIdempotencyKeys(deps),
+    // Receipts, refunds and the organizer's mails queued by the fan-out and by declines (flows/mails.ts).
+    startLoop('mail-sender', deps.config.settleIntervalMs, deps.logger, (signal) =>
+      sendDueMails(deps, signal),
     ),
+    startLoop('housekeeping', HOUSEKEEPING_MS, deps.logger, async () => {
+      await purgeExpiredIdempotencyKeys(deps);
+      await purgeOldApiRequests(deps);
+    }),
   ];
   return {
     async stop() {

@@ -11,6 +11,8 @@ interface MailMessage {
   subject: string;
   text: string;
   html?: string;
+  /** The Message-ID, without its angle brackets: a mail sent again after a crash is the same message. */
+  messageId?: string;
 }
 
 export interface Mailer {
@@ -34,16 +36,20 @@ export function createMailer(options: {
     // local server without TLS, greetingTimeout=…, tls.rejectUnauthorized=false) take precedence.
     const transport = nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS });
     return {
-      async send(message) {
-        await transport.sendMail({ from, ...message });
+      async send({ messageId, ...message }) {
+        await transport.sendMail({ from, ...message, ...(messageId && { messageId: `<${messageId}>` }) });
       },
       close: () => transport.close(),
     };
   }
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   return {
-    async send(message) {
-      const info = await transport.sendMail({ from, ...message });
+    async send({ messageId, ...message }) {
+      const info = await transport.sendMail({
+        from,
+        ...message,
+        ...(messageId && { messageId: `<${messageId}>` }),
+      });
       await mkdir(outboxDir, { recursive: true });
       const file = join(outboxDir, `${Date.now()}-${info.messageId.replace(/[^\w.-]/g, '')}.eml`);
       await writeFile(file, info.message as Buffer);

@@ -73,6 +73,17 @@ function embedding(query: PageQuery, session: Session | undefined) {
   return { embed, parentOrigin, theme, ancestors: embed ? recorded : [] };
 }
 
+/**
+ * What a page carries of its language's catalogue (in its data, for its script): every message but the
+ * mail's, which no page shows.
+ */
+const PAGE_CATALOGUES = Object.fromEntries(
+  Object.entries(CATALOGUES).map(([lang, messages]) => [
+    lang,
+    Object.fromEntries(Object.entries(messages).filter(([key]) => !key.startsWith('mail.'))),
+  ]),
+) as typeof CATALOGUES;
+
 export async function hostedPages(app: App, { deps }: { deps: Deps }) {
   const { config } = deps;
   const assets = await pageAssets();
@@ -89,7 +100,7 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
   /** The page's language: the session's own when it has one (POST /sessions locale), else the reader's. */
   const language = (request: FastifyRequest, sessionLocale?: string | null) => {
     const chosen = chooseLocale(sessionLocale, request.headers['accept-language']);
-    const messages = CATALOGUES[chosen.lang];
+    const messages = PAGE_CATALOGUES[chosen.lang];
     return { lang: chosen.lang, locale: chosen.intl, messages, t: translator(messages, chosen.intl) };
   };
 

@@ -17,6 +17,8 @@ import {
   type DeclineCode,
   type DisputeFacts,
   type FollowUpRequest,
+  type OnboardingLink,
+  type OnboardingRequest,
   type Operation,
   type OperationKind,
   type Outcome,
@@ -115,8 +117,37 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
     );
   };
 
+  /**
+   * Connect onboarding with Stripe's Account Links: an Express account is made the first time (it receives
+   * transfers only: we charge on the platform and transfer, docs/decisions.md#payments), under an
+   * idempotency key of the merchant's so that two presses make one account; then an account_onboarding
+   * link to it, which works once and for a few minutes.
+   */
+  const connectOnboarding = async (request: OnboardingRequest): Promise<OnboardingLink> => {
+    const accountId =
+      request.accountId ??
+      (
+        await stripe.accounts.create(
+          {
+            type: 'express',
+            capabilities: { transfers: { requested: true } },
+            metadata: { merchant_id: request.merchantId },
+          },
+          { idempotencyKey: `gc-connect-account-${request.merchantId}` },
+        )
+      ).id;
+    const link = await stripe.accountLinks.create({
+      account: accountId,
+      type: 'account_onboarding',
+      return_url: request.returnUrl,
+      refresh_url: request.refreshUrl,
+    });
+    return { accountId, url: link.url, expiresAt: link.expires_at * 1000 };
+  };
+
   const processor: PaymentProcessor = {
     name: 'stripe',
+    connectOnboarding,
     currencies: CARD_CURRENCIES,
     charge: (request) => pay('charge', request),
     authorize: (request) => pay('authorize', request),

@@ -98,6 +98,24 @@ export type Outcome =
     }
   | { status: 'unknown'; message: string };
 
+export interface OnboardingRequest {
+  merchantId: string;
+  /** The merchant's connected account, or null to make one. */
+  accountId: string | null;
+  /** Where the processor sends the person back when they finish or leave. */
+  returnUrl: string;
+  /** Where it sends them when the link has expired or was used already. */
+  refreshUrl: string;
+}
+
+export interface OnboardingLink {
+  /** The connected account the link onboards (new when the request had none). */
+  accountId: string;
+  url: string;
+  /** When the link stops working, ms. */
+  expiresAt: number;
+}
+
 export interface PaymentProcessor {
   readonly name: 'sandbox' | 'stripe';
   /** The currencies it charges, their steps and minimums (the sandbox answers Stripe's: processor/currencies.ts). */
@@ -132,6 +150,12 @@ export interface PaymentProcessor {
    * opens): it makes the change at its end when the event falls due, just before the event is handled.
    */
   applyScheduled?(event: ProcessorEvent): Promise<void>;
+  /**
+   * Connect onboarding (docs/dashboard.md#payouts-with-stripe): makes the merchant's connected account when
+   * it has none yet (`accountId` null), then a one-time link to the processor's own onboarding pages for
+   * it. Absent in the sandbox, which pays out nowhere.
+   */
+  connectOnboarding?(request: OnboardingRequest): Promise<OnboardingLink>;
   /** The sandbox's test helpers (docs/api.md#test-cards); absent in production and with Stripe. */
   testHelpers?: SandboxTestHelpers;
   /**

@@ -2,6 +2,7 @@
 // by a conditional update after it (docs/decisions.md#payments). The idempotency key is unique, so of two
 // processes claiming the same piece of work only one gets to call.
 import type { Selectable, Transaction } from 'kysely';
+import { prepared } from './prepared.ts';
 import type { AttemptsTable, Database, Executor } from './schema.ts';
 
 type AttemptKind = AttemptsTable['kind'];
@@ -91,33 +92,34 @@ export function startedAttempt(
   };
 }
 
+const insertQuery = prepared((db, a: Attempt) =>
+  db.insertInto('attempts').values({
+    id: a.id,
+    idempotency_key: a.key,
+    kind: a.kind,
+    merchant_id: a.merchantId,
+    session_id: a.sessionId,
+    member_id: a.memberId,
+    target_id: a.targetId,
+    amount_cents: a.amountCents,
+    fee_cents: a.feeCents,
+    currency: a.currency,
+    payment_method: a.paymentMethod,
+    destination: a.destination,
+    state: a.state,
+    processor_id: a.processorId,
+    card_brand: a.cardBrand,
+    card_last4: a.cardLast4,
+    decline_code: a.declineCode,
+    error: a.error,
+    client_secret: a.clientSecret,
+    created_at: a.createdAt,
+    updated_at: a.updatedAt,
+  }),
+);
+
 export async function insertAttempt(trx: Transaction<Database>, a: Attempt): Promise<void> {
-  await trx
-    .insertInto('attempts')
-    .values({
-      id: a.id,
-      idempotency_key: a.key,
-      kind: a.kind,
-      merchant_id: a.merchantId,
-      session_id: a.sessionId,
-      member_id: a.memberId,
-      target_id: a.targetId,
-      amount_cents: a.amountCents,
-      fee_cents: a.feeCents,
-      currency: a.currency,
-      payment_method: a.paymentMethod,
-      destination: a.destination,
-      state: a.state,
-      processor_id: a.processorId,
-      card_brand: a.cardBrand,
-      card_last4: a.cardLast4,
-      decline_code: a.declineCode,
-      error: a.error,
-      client_secret: a.clientSecret,
-      created_at: a.createdAt,
-      updated_at: a.updatedAt,
-    })
-    .execute();
+  await insertQuery.execute(trx, a);
 }
 
 export interface AttemptResult {
@@ -135,29 +137,58 @@ export interface AttemptResult {
  */
 export async function settleAttempt(
   trx: Transaction<Database>,
+  sessionId: string,
   attemptId: string,
   result: AttemptResult,
   now: number,
 ): Promise<Attempt | undefined> {
-  const row = await trx
-    .updateTable('attempts')
-    // What an earlier step learnt (the payment's id when it asked for authentication, its card) stays
-    // unless the outcome says otherwise.
-    .set((eb) => ({
-      state: result.state,
-      processor_id: result.processorId ?? eb.ref('processor_id'),
-      card_brand: result.cardBrand ?? eb.ref('card_brand'),
-      card_last4: result.cardLast4 ?? eb.ref('card_last4'),
-      decline_code: result.declineCode ?? null,
-      error: result.error ?? null,
-      updated_at: now,
-    }))
-    .where('id', '=', attemptId)
-    .where('state', '=', 'started')
-    .returningAll()
-    .executeTakeFirst();
+  const row = await settleQuery.first(trx, {
+    sessionId,
+    attemptId,
+    state: result.state,
+    processorId: result.processorId ?? null,
+    cardBrand: result.cardBrand ?? null,
+    cardLast4: result.cardLast4 ?? null,
+    declineCode: result.declineCode ?? null,
+    error: result.error ?? null,
+    now,
+  });
   return row && toAttempt(row);
 }
+
+const settleQuery = prepared(
+  (
+    db,
+    p: {
+      sessionId: string;
+      attemptId: string;
+      state: AttemptResult['state'];
+      processorId: string | null;
+      cardBrand: string | null;
+      cardLast4: string | null;
+      declineCode: string | null;
+      error: string | null;
+      now: number;
+    },
+  ) =>
+    db
+      .updateTable('attempts')
+      // What an earlier step learnt (the payment's id when it asked for authentication, its card) stays
+      // unless the outcome says otherwise.
+      .set((eb) => ({
+        state: p.state,
+        processor_id: eb.fn.coalesce(eb.val(p.processorId), eb.ref('processor_id')),
+        card_brand: eb.fn.coalesce(eb.val(p.cardBrand), eb.ref('card_brand')),
+        card_last4: eb.fn.coalesce(eb.val(p.cardLast4), eb.ref('card_last4')),
+        decline_code: p.declineCode,
+        error: p.error,
+        updated_at: p.now,
+      }))
+      .where('session_id', '=', p.sessionId)
+      .where('id', '=', p.attemptId)
+      .where('state', '=', 'started')
+      .returningAll(),
+);
 
 /**
  * Notes that the processor asks the payer to authenticate a started payment: its id there, the secret
@@ -256,28 +287,75 @@ export async function countMemberAttempts(
   sessionId: string,
   memberId: string,
 ): Promise<number> {
-  const row = await db
-    .selectFrom('attempts')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('session_id', '=', sessionId)
-    .where('member_id', '=', memberId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  const row = await countQuery.first(db, { sessionId, memberId });
+  return Number(row?.n ?? 0);
 }
 
+const countQuery = prepared((db, p: { sessionId: string; memberId: string }) =>
+  db
+    .selectFrom('attempts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('session_id', '=', p.sessionId)
+    .where('member_id', '=', p.memberId),
+);
+
+const byId = prepared((db, p: { attemptId: string }) =>
+  db.selectFrom('attempts').selectAll().where('id', '=', p.attemptId),
+);
+
 export async function findAttempt(db: Executor, attemptId: string): Promise<Attempt | undefined> {
-  const row = await db.selectFrom('attempts').selectAll().where('id', '=', attemptId).executeTakeFirst();
+  const row = await byId.first(db, { attemptId });
   return row && toAttempt(row);
 }
 
-/** Every attempt of a session, oldest first. */
-export async function listSessionAttempts(db: Executor, sessionId: string): Promise<Attempt[]> {
-  const rows = await db
+const bySession = prepared((db, p: { sessionId: string }) =>
+  db
     .selectFrom('attempts')
     .selectAll()
-    .where('session_id', '=', sessionId)
+    .where('session_id', '=', p.sessionId)
     .orderBy('created_at', 'asc')
-    .orderBy('id', 'asc')
-    .execute();
-  return rows.map(toAttempt);
+    .orderBy('id', 'asc'),
+);
+
+/** What the record step reads of a session's attempts: the live ones (docs/decisions.md#payments). */
+export type LiveAttempt = Pick<
+  Attempt,
+  'id' | 'kind' | 'memberId' | 'state' | 'processorId' | 'clientSecret' | 'createdAt' | 'updatedAt'
+>;
+
+/**
+ * The session's attempts still with the processor (started) and its money taken (charges and captures
+ * that succeeded), oldest first: what the charge ids and the recovery of calls in flight are read from.
+ */
+export async function listLiveAttempts(db: Executor, sessionId: string): Promise<LiveAttempt[]> {
+  return (await liveQuery.all(db, { sessionId })).map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    memberId: r.member_id,
+    state: r.state,
+    processorId: r.processor_id,
+    clientSecret: r.client_secret,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  }));
+}
+
+const liveQuery = prepared((db, p: { sessionId: string }) =>
+  db
+    .selectFrom('attempts')
+    .select(['id', 'kind', 'member_id', 'state', 'processor_id', 'client_secret', 'created_at', 'updated_at'])
+    .where('session_id', '=', p.sessionId)
+    .where((eb) =>
+      eb.or([
+        eb('state', '=', 'started'),
+        eb.and([eb('state', '=', 'succeeded'), eb('kind', 'in', ['charge', 'capture'])]),
+      ]),
+    )
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc'),
+);
+
+/** Every attempt of a session, oldest first. */
+export async function listSessionAttempts(db: Executor, sessionId: string): Promise<Attempt[]> {
+  return (await bySession.all(db, { sessionId })).map(toAttempt);
 }

@@ -2,6 +2,7 @@
 // cookies are found by their SHA-256 hash; neither is stored as given.
 import { type Selectable, sql } from 'kysely';
 import { type DeliveryAttempt, listAttemptsOf } from './deliveries.ts';
+import { newestFirst } from './paging.ts';
 import type { DashboardUsersTable, Executor } from './schema.ts';
 
 export type DashboardRole = 'owner' | 'developer' | 'viewer';
@@ -254,20 +255,7 @@ export async function listSessionsFiltered(
   if (filter.status) query = query.where('status', '=', filter.status);
   const search = filter.search;
   if (search) query = query.where((eb) => eb.or([eb('id', '=', search), eb('order_ref', '=', search)]));
-  const after = filter.after;
-  if (after) {
-    query = query.where((eb) =>
-      eb.or([
-        eb('created_at', '<', after.createdAt),
-        eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
-      ]),
-    );
-  }
-  const rows = await query
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit + 1)
-    .execute();
+  const rows = await newestFirst(query, filter.after, limit).execute();
   return rows.map((r) => ({
     id: r.id,
     status: r.status,

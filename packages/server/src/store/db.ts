@@ -6,7 +6,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { type EventSignal, postgresEventSignal, sqliteEventSignal } from './event-signal.ts';
-import { QueryCounter, ReadCache } from './read-cache.ts';
+import { type CacheOptions, QueryCounter, ReadCache, type Write } from './read-cache.ts';
 import type { Database } from './schema.ts';
 import { NO_KEYS, type SecretBox } from './secrets.ts';
 
@@ -16,10 +16,11 @@ export interface Db {
   kysely: Kysely<Database>;
   dialect: Dialect;
   /**
-   * This handle's read cache called `name` (store/read-cache.ts), made on first use; undefined on
-   * PostgreSQL, where other processes write unseen and every read goes to the database.
+   * This handle's read cache called `name` (store/read-cache.ts), made on first use with `options` (the
+   * tables its values are read from); undefined on PostgreSQL, where other processes write unseen and
+   * every read goes to the database.
    */
-  readCache<V>(name: string): ReadCache<V> | undefined;
+  readCache<V>(name: string, options: CacheOptions): ReadCache<V> | undefined;
   /** Seals and opens the secrets this database stores (store/secrets.ts); plaintext without a key. */
   secrets: SecretBox;
   /** Tells the webhook dispatcher that events were committed (store/event-signal.ts). */
@@ -42,7 +43,11 @@ export interface OpenDbOptions {
 }
 
 export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
-  const counter = new QueryCounter();
+  // Every write this handle sends is told to its read caches, which drop what it may change.
+  const caches = new Map<string, ReadCache<unknown>>();
+  const counter = new QueryCounter((write: Write) => {
+    for (const cache of caches.values()) cache.written(write);
+  });
   const secrets = options.secrets ?? NO_KEYS;
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length) || './data/group-checkout.db';
@@ -64,28 +69,26 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
     const dataVersion = database.prepare('pragma data_version').pluck();
     let version = 0;
     let readAt = Number.NEGATIVE_INFINITY;
-    const clock = {
-      writes: () => counter.writes,
-      dataVersion: () => {
-        const now = performance.now();
-        if (now - readAt >= DATA_VERSION_PERIOD_MS) {
-          version = dataVersion.get() as number;
-          readAt = now;
-        }
-        return version;
-      },
+    const readDataVersion = () => {
+      const now = performance.now();
+      if (now - readAt >= DATA_VERSION_PERIOD_MS) {
+        version = dataVersion.get() as number;
+        readAt = now;
+      }
+      return version;
     };
-    const caches = new Map<string, ReadCache<unknown>>();
     return {
       kysely,
       dialect: 'sqlite',
       secrets,
       events: sqliteEventSignal(),
-      readCache<V>(name: string) {
+      readCache<V>(name: string, cacheOptions: CacheOptions) {
         let cache = caches.get(name);
         if (!cache) {
-          cache = new ReadCache<unknown>(clock);
+          cache = new ReadCache<unknown>(cacheOptions, readDataVersion);
           caches.set(name, cache);
+        } else if (!cache.readsAs(cacheOptions)) {
+          throw new Error(`read cache ${name} is used with other tables than it was made with`);
         }
         return cache as ReadCache<V>;
       },

@@ -1,6 +1,9 @@
 // The events outbox table: an event row is written in the same transaction as the change it reports
 // (events/outbox.ts builds the payload), and delivery reads the rows afterwards.
 import type { Transaction } from 'kysely';
+import { TEST_EVENT_TYPE } from '../domain/event-types.ts';
+import { newestFirst } from './paging.ts';
+import { fieldsOf, prepared } from './prepared.ts';
 import type { Database, Executor } from './schema.ts';
 
 export interface EventRow {
@@ -13,27 +16,41 @@ export interface EventRow {
   createdAt: number;
 }
 
-export async function insertEvent(trx: Transaction<Database>, event: EventRow): Promise<void> {
-  await trx
-    .insertInto('events')
-    .values({
-      id: event.id,
-      merchant_id: event.merchantId,
-      session_id: event.sessionId,
-      type: event.type,
-      payload: event.payload,
-      created_at: event.createdAt,
-    })
-    .execute();
+const insertQuery = prepared((db, p: { event: EventRow; dispatchedAt: number | null }) => {
+  const field = fieldsOf<EventRow>(p, 'event');
+  return db.insertInto('events').values({
+    id: field('id'),
+    merchant_id: field('merchantId'),
+    session_id: field('sessionId'),
+    type: field('type'),
+    payload: field('payload'),
+    created_at: field('createdAt'),
+    dispatched_at: p.dispatchedAt,
+  });
+});
+
+/**
+ * Writes an event to the outbox. `dispatchedAt`: an event whose deliveries the caller makes itself (the
+ * test event, to one endpoint), which the dispatcher's fan-out must not target again.
+ */
+export async function insertEvent(
+  trx: Transaction<Database>,
+  event: EventRow,
+  dispatchedAt: number | null = null,
+): Promise<void> {
+  await insertQuery.execute(trx, { event, dispatchedAt });
 }
+
+const latestQuery = prepared((db, p: { sessionId: string }) =>
+  db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('created_at').as('at'))
+    .where('session_id', '=', p.sessionId),
+);
 
 /** The outbox time of the session's newest event, if it has one. */
 export async function findLatestEventAt(db: Executor, sessionId: string): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('events')
-    .select((eb) => eb.fn.max('created_at').as('at'))
-    .where('session_id', '=', sessionId)
-    .executeTakeFirst();
+  const row = await latestQuery.first(db, { sessionId });
   return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
 }
 
@@ -44,7 +61,10 @@ export interface EventListFilter {
   after?: { createdAt: number; id: string };
 }
 
-/** The merchant's events newest first (outbox order, then id); one more than `limit` to tell has_more. */
+/**
+ * The merchant's events newest first (outbox order, then id); one more than `limit` to tell has_more. Test
+ * events are not listed: they report nothing that happened (docs/api.md#test-events).
+ */
 export async function listEvents(
   db: Executor,
   merchantId: string,
@@ -54,27 +74,15 @@ export async function listEvents(
   let query = db
     .selectFrom('events')
     .select(['id', 'merchant_id', 'session_id', 'type', 'payload', 'created_at'])
-    .where('merchant_id', '=', merchantId);
+    .where('merchant_id', '=', merchantId)
+    .where('type', '!=', TEST_EVENT_TYPE);
   if (filter.type !== undefined) query = query.where('type', '=', filter.type);
   if (filter.sessionId !== undefined) query = query.where('session_id', '=', filter.sessionId);
-  const after = filter.after;
-  if (after) {
-    query = query.where((eb) =>
-      eb.or([
-        eb('created_at', '<', after.createdAt),
-        eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
-      ]),
-    );
-  }
-  const rows = await query
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit + 1)
-    .execute();
+  const rows = await newestFirst(query, filter.after, limit).execute();
   return rows.map(toEventRow);
 }
 
-/** The merchant's event by id; another merchant's is simply not found. */
+/** The merchant's event by id; another merchant's, or a test event, is simply not found. */
 export async function findEvent(
   db: Executor,
   merchantId: string,
@@ -85,6 +93,7 @@ export async function findEvent(
     .select(['id', 'merchant_id', 'session_id', 'type', 'payload', 'created_at'])
     .where('id', '=', eventId)
     .where('merchant_id', '=', merchantId)
+    .where('type', '!=', TEST_EVENT_TYPE)
     .executeTakeFirst();
   return row && toEventRow(row);
 }

@@ -3,6 +3,7 @@
 // line.
 import type { Selectable, Transaction } from 'kysely';
 import type { LedgerLine } from '../domain/ledger.ts';
+import { fieldsOf, preparedBy } from './prepared.ts';
 import type { Database, Executor, LedgerLinesTable } from './schema.ts';
 
 export interface StoredLedgerLine extends LedgerLine {
@@ -33,25 +34,30 @@ export async function insertLedgerLines(
   lines: StoredLedgerLine[],
 ): Promise<void> {
   if (lines.length === 0) return;
-  await trx
-    .insertInto('ledger_lines')
-    .values(
-      lines.map((l) => ({
-        id: l.id,
-        entry_id: l.entryId,
-        kind: l.kind,
-        account: l.account,
-        amount_cents: l.amountCents,
-        currency: l.currency,
-        merchant_id: l.merchantId,
-        session_id: l.sessionId,
-        member_id: l.memberId,
-        attempt_id: l.attemptId,
-        created_at: l.createdAt,
-      })),
-    )
-    .execute();
+  await insertQuery(lines.length).execute(trx, { lines });
 }
+
+/** An entry's lines in one insert, shaped by how many there are (an entry has two to four). */
+const insertQuery = preparedBy((db, p: { lines: StoredLedgerLine[] }, count: number) => {
+  return db.insertInto('ledger_lines').values(
+    Array.from({ length: count }, (_, i) => {
+      const at = fieldsOf<StoredLedgerLine>(p, `lines.${i}`);
+      return {
+        id: at('id'),
+        entry_id: at('entryId'),
+        kind: at('kind'),
+        account: at('account'),
+        amount_cents: at('amountCents'),
+        currency: at('currency'),
+        merchant_id: at('merchantId'),
+        session_id: at('sessionId'),
+        member_id: at('memberId'),
+        attempt_id: at('attemptId'),
+        created_at: at('createdAt'),
+      };
+    }),
+  );
+});
 
 export async function listSessionLedgerLines(db: Executor, sessionId: string): Promise<StoredLedgerLine[]> {
   const rows = await db

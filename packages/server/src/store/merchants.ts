@@ -3,6 +3,7 @@ import type { Selectable, Transaction } from 'kysely';
 import type { PreviousSecret } from '../domain/rotation.ts';
 import { ids, KEY_PREFIX_LENGTH, type KeyEnvironment, sha256 } from '../ids.ts';
 import type { Db } from './db.ts';
+import { prepared } from './prepared.ts';
 import type { Database, Executor, MerchantsTable } from './schema.ts';
 import { type SecretBox, type SecretColumn, secretContext } from './secrets.ts';
 
@@ -183,6 +184,12 @@ export async function replaceMerchantSecret(
     .execute();
 }
 
+/** Every merchant's id (the housekeeping sweep goes merchant by merchant). */
+export async function listMerchantIds(db: Executor): Promise<string[]> {
+  const rows = await db.selectFrom('merchants').select('id').orderBy('id').execute();
+  return rows.map((r) => r.id);
+}
+
 /** Sets the merchant's account at the payment processor; false for no such merchant. */
 export async function updateProcessorAccount(
   db: Executor,
@@ -193,6 +200,24 @@ export async function updateProcessorAccount(
     .updateTable('merchants')
     .set({ processor_account_id: processorAccountId })
     .where('id', '=', merchantId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Sets the merchant's processor account only when it has none yet: an account made by onboarding never
+ * replaces one an operator set meanwhile. Answers whether it was set.
+ */
+export async function setProcessorAccountIfNone(
+  db: Executor,
+  merchantId: string,
+  processorAccountId: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('merchants')
+    .set({ processor_account_id: processorAccountId })
+    .where('id', '=', merchantId)
+    .where('processor_account_id', 'is', null)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
@@ -215,9 +240,30 @@ export async function findMerchantById(
   secrets: SecretBox,
   merchantId: string,
 ): Promise<Merchant | undefined> {
-  const row = await db.selectFrom('merchants').selectAll().where('id', '=', merchantId).executeTakeFirst();
+  const row = await byId.first(db, { merchantId });
   return row && toMerchant(row, secrets);
 }
+
+const byId = prepared((db, p: { merchantId: string }) =>
+  db.selectFrom('merchants').selectAll().where('id', '=', p.merchantId),
+);
+
+/**
+ * The merchant's name (what the pay pages and answers show); on SQLite from a read cache kept until the
+ * merchants table is written (read-cache.ts). Empty for an unknown merchant.
+ */
+export async function findMerchantName(db: Db, merchantId: string): Promise<string> {
+  const cache = db.readCache<{ name: string }>('merchant-names', { tables: ['merchants'] });
+  const load = async () => {
+    const row = await nameQuery.first(db.kysely, { merchantId });
+    return row && { name: row.name };
+  };
+  return (cache ? await cache.get(merchantId, load) : await load())?.name ?? '';
+}
+
+const nameQuery = prepared((db, p: { merchantId: string }) =>
+  db.selectFrom('merchants').select('name').where('id', '=', p.merchantId),
+);
 
 export async function countMerchants(db: Executor): Promise<number> {
   const row = await db
@@ -248,7 +294,7 @@ export async function findActiveKeyByHash(
   keyHash: string,
   now: number,
 ): Promise<ApiKeyWithMerchant | undefined> {
-  const cache = db.readCache<ApiKeyWithMerchant>('active-keys');
+  const cache = db.readCache<ApiKeyWithMerchant>('active-keys', { tables: ['api_keys', 'merchants'] });
   const found = cache
     ? await cache.get(keyHash, () => readActiveKey(db.kysely, db.secrets, keyHash, now))
     : await readActiveKey(db.kysely, db.secrets, keyHash, now);
@@ -261,21 +307,7 @@ async function readActiveKey(
   keyHash: string,
   now: number,
 ): Promise<ApiKeyWithMerchant | undefined> {
-  const row = await db
-    .selectFrom('api_keys')
-    .innerJoin('merchants', 'merchants.id', 'api_keys.merchant_id')
-    .selectAll('merchants')
-    .select([
-      'api_keys.id as key_id',
-      'api_keys.kind as key_kind',
-      'api_keys.environment as key_environment',
-      'api_keys.key_hash as key_hash',
-      'api_keys.expires_at as key_expires_at',
-    ])
-    .where('api_keys.key_hash', '=', keyHash)
-    .where('api_keys.revoked_at', 'is', null)
-    .where((eb) => eb.or([eb('api_keys.expires_at', 'is', null), eb('api_keys.expires_at', '>', now)]))
-    .executeTakeFirst();
+  const row = await activeKeyQuery.first(db, { keyHash, now });
   if (!row) return undefined;
   return {
     keyId: row.key_id,
@@ -286,6 +318,23 @@ async function readActiveKey(
     merchant: toMerchant(row, secrets),
   };
 }
+
+const activeKeyQuery = prepared((db, p: { keyHash: string; now: number }) =>
+  db
+    .selectFrom('api_keys')
+    .innerJoin('merchants', 'merchants.id', 'api_keys.merchant_id')
+    .selectAll('merchants')
+    .select([
+      'api_keys.id as key_id',
+      'api_keys.kind as key_kind',
+      'api_keys.environment as key_environment',
+      'api_keys.key_hash as key_hash',
+      'api_keys.expires_at as key_expires_at',
+    ])
+    .where('api_keys.key_hash', '=', p.keyHash)
+    .where('api_keys.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('api_keys.expires_at', 'is', null), eb('api_keys.expires_at', '>', p.now)])),
+);
 
 /** Revokes the merchant's live keys of `kind`: they stop working at once. Answers their hashes. */
 export async function revokeKeys(

@@ -1,6 +1,7 @@
 // The sandbox processor's own records (processor/sandbox.ts): what a real processor would keep on its
 // side, kept in our database so that they survive restarts and reconcile can compare them with ours.
 import type { Selectable, Transaction } from 'kysely';
+import { prepared } from './prepared.ts';
 import type { Database, Executor, SandboxOperationsTable } from './schema.ts';
 
 export interface SandboxRecord {
@@ -35,12 +36,12 @@ const toRecord = (row: Selectable<SandboxOperationsTable>): SandboxRecord => ({
   updatedAt: row.updated_at,
 });
 
+const byKey = prepared((db, p: { key: string }) =>
+  db.selectFrom('sandbox_operations').selectAll().where('idempotency_key', '=', p.key),
+);
+
 export async function findSandboxRecordByKey(db: Executor, key: string): Promise<SandboxRecord | undefined> {
-  const row = await db
-    .selectFrom('sandbox_operations')
-    .selectAll()
-    .where('idempotency_key', '=', key)
-    .executeTakeFirst();
+  const row = await byKey.first(db, { key });
   return row && toRecord(row);
 }
 
@@ -55,23 +56,24 @@ export async function findSandboxObject(db: Executor, id: string): Promise<Sandb
   return row && toRecord(row);
 }
 
+const insertQuery = prepared((db, r: SandboxRecord) =>
+  db.insertInto('sandbox_operations').values({
+    idempotency_key: r.key,
+    id: r.id,
+    kind: r.kind,
+    target_id: r.targetId,
+    amount_cents: r.amountCents,
+    currency: r.currency,
+    state: r.state,
+    outcome: r.outcome,
+    client_secret: r.clientSecret,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+  }),
+);
+
 export async function insertSandboxRecord(db: Executor, r: SandboxRecord): Promise<void> {
-  await db
-    .insertInto('sandbox_operations')
-    .values({
-      idempotency_key: r.key,
-      id: r.id,
-      kind: r.kind,
-      target_id: r.targetId,
-      amount_cents: r.amountCents,
-      currency: r.currency,
-      state: r.state,
-      outcome: r.outcome,
-      client_secret: r.clientSecret,
-      created_at: r.createdAt,
-      updated_at: r.updatedAt,
-    })
-    .execute();
+  await insertQuery.execute(db, r);
 }
 
 /** Moves object `id` from state `from` to `to`; false when it was not in `from`. */

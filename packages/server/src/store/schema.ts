@@ -287,6 +287,27 @@ interface ReminderMailsTable {
   sent_at: number;
 }
 
+export interface MailsTable {
+  id: string;
+  /** What the mail reports, once: `receipt:{event id}`, `declined:{member id}`, … (store/mails.ts). */
+  fact: string;
+  kind: string;
+  merchant_id: string;
+  session_id: string;
+  member_id: string | null;
+  event_id: string | null;
+  attempt_id: string | null;
+  address: string;
+  state: 'pending' | 'sent' | 'failed' | 'skipped';
+  attempts: number;
+  next_attempt_at: number;
+  holder: string | null;
+  held_until: number | null;
+  last_error: string | null;
+  created_at: number;
+  sent_at: number | null;
+}
+
 export interface DashboardUsersTable {
   id: string;
   merchant_id: string;
@@ -315,6 +336,20 @@ interface DashboardSessionsTable {
   ended_at: number | null;
 }
 
+/** One answered merchant API request (docs/dashboard.md#api-request-log); kept 7 days. */
+interface ApiRequestsTable {
+  /** The request id (req_…). */
+  id: string;
+  merchant_id: string;
+  method: string;
+  /** The route pattern, never the URL. */
+  route: string;
+  status: number;
+  duration_us: number;
+  key_prefix: string;
+  created_at: number;
+}
+
 export interface Database {
   merchants: MerchantsTable;
   api_keys: ApiKeysTable;
@@ -334,9 +369,11 @@ export interface Database {
   ledger_lines: LedgerLinesTable;
   reminder_rounds: ReminderRoundsTable;
   reminder_mails: ReminderMailsTable;
+  mails: MailsTable;
   dashboard_users: DashboardUsersTable;
   dashboard_links: DashboardLinksTable;
   dashboard_sessions: DashboardSessionsTable;
+  api_requests: ApiRequestsTable;
 }
 
 /** What a named query runs on: the database, or a transaction a flow holds open. */

@@ -10,6 +10,7 @@ import { type Attempt, listSessionAttempts } from './attempts.ts';
 import type { Db } from './db.ts';
 import { type Dispute, listSessionDisputes } from './disputes.ts';
 import { listMembers, type Member } from './members.ts';
+import { fieldsOf, prepared, preparedBy } from './prepared.ts';
 import type { Database, Executor, SessionsTable } from './schema.ts';
 
 type GroupConfig = ResolvedGroupConfig;
@@ -104,71 +105,92 @@ export interface SessionRow extends Session {
 }
 
 export async function insertSession(trx: Transaction<Database>, session: SessionRow): Promise<void> {
-  await trx
-    .insertInto('sessions')
-    .values({
-      id: session.id,
-      merchant_id: session.merchantId,
-      status: session.status,
-      cart: JSON.stringify(session.cart),
-      currency: session.currency,
-      total_cents: session.totalCents,
-      order_ref: session.orderRef,
-      group_id: session.groupId,
-      group_mode: session.groupMode,
-      group_config: JSON.stringify(session.groupConfig),
-      group_set_up_at: session.groupSetUpAt,
-      customer: session.customer === null ? null : JSON.stringify(session.customer),
-      success_url: session.successUrl,
-      cancel_url: session.cancelUrl,
-      webhook_url: session.webhookUrl,
-      embed_origins: JSON.stringify(session.embedOrigins),
-      organizer_token_hash: session.organizerTokenHash,
-      group_token: session.groupToken,
-      merchant_fee_ppm: session.merchantFeePpm,
-      consumer_fee_ppm: session.consumerFeePpm,
-      charge_step: session.chargeStep,
-      locale: session.locale,
-      mail_locale: session.mailLocale,
-      created_at: session.createdAt,
-      updated_at: session.updatedAt,
-      expires_at: session.expiresAt,
-      closed_at: session.closedAt,
-      funded_at: session.fundedAt,
-      settled_at: session.settledAt,
-      settle_after: session.settleAfter,
-    })
-    .execute();
+  await insertQuery.execute(trx, {
+    session,
+    cart: JSON.stringify(session.cart),
+    groupConfig: JSON.stringify(session.groupConfig),
+    customer: session.customer === null ? null : JSON.stringify(session.customer),
+    embedOrigins: JSON.stringify(session.embedOrigins),
+  });
 }
+
+/** A new session's row; its JSON columns are given as text. */
+const insertQuery = prepared(
+  (
+    db,
+    p: {
+      session: SessionRow;
+      cart: string;
+      groupConfig: string;
+      customer: string | null;
+      embedOrigins: string;
+    },
+  ) => {
+    const at = fieldsOf<SessionRow>(p, 'session');
+    return db.insertInto('sessions').values({
+      id: at('id'),
+      merchant_id: at('merchantId'),
+      status: at('status'),
+      cart: p.cart,
+      currency: at('currency'),
+      total_cents: at('totalCents'),
+      order_ref: at('orderRef'),
+      group_id: at('groupId'),
+      group_mode: at('groupMode'),
+      group_config: p.groupConfig,
+      group_set_up_at: at('groupSetUpAt'),
+      customer: p.customer,
+      success_url: at('successUrl'),
+      cancel_url: at('cancelUrl'),
+      webhook_url: at('webhookUrl'),
+      embed_origins: p.embedOrigins,
+      organizer_token_hash: at('organizerTokenHash'),
+      group_token: at('groupToken'),
+      merchant_fee_ppm: at('merchantFeePpm'),
+      consumer_fee_ppm: at('consumerFeePpm'),
+      charge_step: at('chargeStep'),
+      locale: at('locale'),
+      mail_locale: at('mailLocale'),
+      created_at: at('createdAt'),
+      updated_at: at('updatedAt'),
+      expires_at: at('expiresAt'),
+      closed_at: at('closedAt'),
+      funded_at: at('fundedAt'),
+      settled_at: at('settledAt'),
+      settle_after: at('settleAfter'),
+    });
+  },
+);
 
 /** The creation time of the merchant's newest session, if it has one. */
 export async function findLatestSessionCreatedAt(
   trx: Executor,
   merchantId: string,
 ): Promise<number | undefined> {
-  const row = await trx
+  return (await latestCreatedQuery.first(trx, { merchantId }))?.created_at;
+}
+
+const latestCreatedQuery = prepared((db, p: { merchantId: string }) =>
+  db
     .selectFrom('sessions')
     .select('created_at')
-    .where('merchant_id', '=', merchantId)
+    .where('merchant_id', '=', p.merchantId)
     .orderBy('created_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return row?.created_at;
-}
+    .limit(1),
+);
 
 export async function findSessionById(
   db: Executor,
   merchantId: string,
   sessionId: string,
 ): Promise<Session | undefined> {
-  const row = await db
-    .selectFrom('sessions')
-    .selectAll()
-    .where('id', '=', sessionId)
-    .where('merchant_id', '=', merchantId)
-    .executeTakeFirst();
+  const row = await byMerchantAndId.first(db, { merchantId, sessionId });
   return row && toSession(row);
 }
+
+const byMerchantAndId = prepared((db, p: { merchantId: string; sessionId: string }) =>
+  db.selectFrom('sessions').selectAll().where('id', '=', p.sessionId).where('merchant_id', '=', p.merchantId),
+);
 
 export interface SessionWithMembers {
   session: Session;
@@ -188,12 +210,19 @@ export async function findSessionWithMembers(
   merchantId: string,
   sessionId: string,
 ): Promise<Readonly<SessionWithMembers> | undefined> {
-  const cache = db.readCache<SessionWithMembers>('session-with-members');
+  const cache = db.readCache<SessionWithMembers>('session-with-members', SESSION_CACHE);
   // The loader is an inline arrow: a named closure made on every call costs a helper call under tsx.
   return cache
-    ? cache.get(`${merchantId}\u0000${sessionId}`, () => loadSessionWithMembers(db, merchantId, sessionId))
+    ? cache.get(
+        `${merchantId}\u0000${sessionId}`,
+        () => loadSessionWithMembers(db, merchantId, sessionId),
+        sessionId,
+      )
     : loadSessionWithMembers(db, merchantId, sessionId);
 }
+
+/** What a session's answer is read from: a write naming another session leaves it cached. */
+const SESSION_CACHE = { tables: ['sessions', 'members', 'attempts', 'disputes'], bySession: true };
 
 async function loadSessionWithMembers(
   db: Db,
@@ -234,9 +263,13 @@ export async function findSessionByGroupToken(db: Executor, token: string): Prom
 
 /** A session by id alone, for code that already holds a credential for it (share, token, job). */
 export async function findSessionByIdUnscoped(db: Executor, sessionId: string): Promise<Session | undefined> {
-  const row = await db.selectFrom('sessions').selectAll().where('id', '=', sessionId).executeTakeFirst();
+  const row = await byId.first(db, { sessionId });
   return row && toSession(row);
 }
+
+const byId = prepared((db, p: { sessionId: string }) =>
+  db.selectFrom('sessions').selectAll().where('id', '=', p.sessionId),
+);
 
 export interface SessionListItem {
   id: string;
@@ -362,12 +395,19 @@ export async function lockSession(
   now: number,
   options: { openAt?: number } = {},
 ): Promise<Session | undefined> {
-  let query = trx.updateTable('sessions').set({ updated_at: now }).where('id', '=', sessionId);
-  if (options.openAt !== undefined)
-    query = query.where('status', '=', 'pending').where('expires_at', '>', options.openAt);
-  const row = await query.returningAll().executeTakeFirst();
+  const { openAt } = options;
+  const row = await lockQuery(openAt === undefined ? 'any' : 'open').first(trx, { sessionId, now, openAt });
   return row && toSession(row);
 }
+
+const lockQuery = preparedBy(
+  (db, p: { sessionId: string; now: number; openAt: number | undefined }, which: 'any' | 'open') => {
+    let query = db.updateTable('sessions').set({ updated_at: p.now }).where('id', '=', p.sessionId);
+    if (which === 'open')
+      query = query.where('status', '=', 'pending').where('expires_at', '>', p.openAt as number);
+    return query.returningAll();
+  },
+);
 
 /** Marks a pending session funded (in the transaction of its last payment); false if it was not pending. */
 export async function fundPendingSession(
@@ -392,12 +432,24 @@ export async function scheduleSettling(
   settleAfter: number | null,
   settledAt?: number,
 ): Promise<void> {
-  await trx
-    .updateTable('sessions')
-    .set({ settle_after: settleAfter, ...(settledAt === undefined ? {} : { settled_at: settledAt }) })
-    .where('id', '=', sessionId)
-    .execute();
+  await scheduleQuery(settledAt === undefined ? 'due' : 'settled').execute(trx, {
+    sessionId,
+    settleAfter,
+    settledAt,
+  });
 }
+
+const scheduleQuery = preparedBy(
+  (
+    db,
+    p: { sessionId: string; settleAfter: number | null; settledAt: number | undefined },
+    which: 'due' | 'settled',
+  ) =>
+    db
+      .updateTable('sessions')
+      .set({ settle_after: p.settleAfter, ...(which === 'settled' ? { settled_at: p.settledAt } : {}) })
+      .where('id', '=', p.sessionId),
+);
 
 /** Sessions whose settling is due, soonest first. */
 export async function listSessionsToSettle(db: Executor, now: number, limit: number): Promise<string[]> {

@@ -70,9 +70,8 @@ export function memberToWire(m: MemberBasics & Partial<Member>, view: MemberView
 }
 
 /** paid_amount and pending_amount of a session (docs/api.md#sessions). */
-export function amountsToWire(session: Pick<Session, 'totalCents'>, members: readonly MemberBasics[]) {
-  const paid = paidAmountOf(members);
-  return { paid_amount: paid, pending_amount: session.totalCents - paid };
+export function amountsToWire(session: Pick<Session, 'totalCents'>, paidCents: number) {
+  return { paid_amount: paidCents, pending_amount: session.totalCents - paidCents };
 }
 
 function groupToWire(session: Session, members: readonly Member[]) {
@@ -80,7 +79,7 @@ function groupToWire(session: Session, members: readonly Member[]) {
     id: session.groupId,
     size: members.length,
     mode: session.groupMode,
-    ...amountsToWire(session, members),
+    ...amountsToWire(session, paidAmountOf(members)),
     members: members.map((m) => memberToWire(m)),
   };
 }
@@ -199,6 +198,26 @@ function nextActionOf(member: Member, attempts: readonly Attempt[]) {
 }
 
 /**
+ * Why the share's last payment failed, as a code (docs/api.md#payments): the card's decline code, or
+ * capture_declined, authentication_failed, authentication_abandoned, refund_failed; null when nothing failed or it cannot tell.
+ * The pages say it in their own language; `failure` keeps the processor's English sentence.
+ */
+function failureCodeOf(member: Member, attempts: readonly Attempt[]): string | null {
+  if (member.failure === null) return null;
+  const last = attempts
+    .filter((a) => a.memberId === member.id && (a.state === 'declined' || a.state === 'failed'))
+    .sort((a, b) => b.updatedAt - a.updatedAt)[0];
+  if (!last) return null;
+  if (last.kind === 'refund') return 'refund_failed';
+  if (last.kind === 'capture') return 'capture_declined';
+  // A payment the payer's bank was asked to confirm (3-D Secure): refused by the bank, or left unfinished.
+  if (last.clientSecret !== null)
+    return last.state === 'declined' ? 'authentication_failed' : 'authentication_abandoned';
+  if (last.state === 'declined') return last.declineCode ?? 'generic_decline';
+  return 'authentication_failed';
+}
+
+/**
  * One member's share as the payer's page shows it, with their payment once there is one. No session id, no
  * group token, no other member: a share link is forwarded, and with the public publishable key a session
  * id would list the whole group (docs/api.md#share-privacy).
@@ -225,6 +244,7 @@ export function shareToWire(
     amount_due_cents: chargeAmount(member.amountCents, session.consumerFeePpm, session.chargeStep),
     capture: session.groupConfig.capture,
     failure: member.failure,
+    failure_code: failureCodeOf(member, attempts),
     next_action: nextActionOf(member, attempts),
     payment: paymentToWire(member, attempts),
     cart: cartToWire(session.cart),
@@ -242,7 +262,7 @@ const shareGroupToWire = (session: Session, members: readonly Member[]) => ({
   size: members.length,
   paid_count: members.filter((m) => m.status === 'paid' || m.status === 'authorized').length,
   total_cents: session.totalCents,
-  ...amountsToWire(session, members),
+  ...amountsToWire(session, paidAmountOf(members)),
 });
 
 export type PageRole = 'organizer' | 'member';

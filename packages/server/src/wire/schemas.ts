@@ -298,6 +298,10 @@ export const ShareSchema = Type.Object({
   failure: Type.Union([Type.String(), Type.Null()], {
     description: 'Why the last payment of this share failed (a hold declined at capture), for the payer.',
   }),
+  failure_code: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'Why, as a code: a decline code (insufficient_funds, …), capture_declined, authentication_failed, authentication_abandoned or refund_failed.',
+  }),
   payment: Type.Union([
     Type.Object({
       id: Type.Union([Type.String(), Type.Null()], { description: 'The processor’s charge or hold id.' }),

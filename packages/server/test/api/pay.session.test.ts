@@ -163,6 +163,7 @@ for (const dialect of DIALECTS) {
           amount_due_cents: 3384,
           capture: 'immediate',
           failure: null,
+          failure_code: null,
           next_action: null,
           payment: null,
           cart: 'x',

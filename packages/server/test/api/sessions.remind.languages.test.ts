@@ -1,6 +1,7 @@
 // Reminder mail in the session's language (docs/api.md#languages), through a real SMTP server on loopback:
 // a session made with locale=fr mails in French, with amounts and the expiry as French writes them; with
-// locale auto, the creator's Accept-Language chooses (German); and every mail is plain text.
+// locale auto, the creator's Accept-Language chooses (German); and every mail has a plain-text part beside
+// its HTML one.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CATALOGUES } from '../../src/i18n/catalogues.ts';
@@ -55,11 +56,13 @@ describe('reminder mail in every language (SMTP on loopback)', () => {
     return { mail, created };
   }
 
-  test('locale=fr: a French mail, 50,00 € and the date as French writes them, plain text', async () => {
+  test('locale=fr: a French mail, 50,00 € and the date as French writes them, text and HTML', async () => {
     const { mail, created } = await remindBen({ locale: 'fr' });
     const plain = (s: string) => s.replace(/[ \u00a0\u202f]+/g, ' ');
     assert.equal(plain(mail.subject), 'Rappel : votre part de 50,00 € chez Test Shop');
-    assert.match(mail.headers['content-type'] ?? '', /^text\/plain; charset=utf-8/i);
+    assert.deepEqual(mail.parts, ['text/plain; charset=utf-8', 'text/html; charset=utf-8']);
+    assert.match(mail.html ?? '', /^<!doctype html>\s*<html lang="fr">/);
+    assert.match(plain(mail.html ?? ''), /Votre part : 50,00 € \(plus 0,50 € de frais de service\)/);
     const text = plain(mail.text);
     assert.match(text, /^Bonjour Ben,$/m);
     assert.match(

@@ -2,13 +2,15 @@
 // The merchant dashboard in real Chromium (docs/dashboard.md), with data made through the API: signing in
 // by a link mailed through a real SMTP server on loopback; the sessions list, its filter and search; a
 // session's page with its group, cards, ledger and timeline; redeliver reaching a webhook receiver; cancel
-// and remind; a viewer sees no buttons; sign-out. Every page in light and dark is checked by axe-core
+// and remind; a test event sent from the webhooks page to a receiver that verifies its signature; a viewer
+// sees no buttons; sign-out. Every page in light and dark is checked by axe-core
 // (WCAG 2.1 A/AA), for sideways scrolling at 320 px, and photographed (test-artifacts/dashboard/).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { verifyWebhook } from '@group-checkout/node';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startDispatcher } from '../../src/jobs/dispatcher.ts';
 import type { TestApp } from '../helpers/app.ts';
@@ -216,6 +218,42 @@ describe('merchant dashboard (Chromium)', () => {
     assert.ok(next.startsWith('whsec_') && next !== secret);
     await page.goto(`${t.baseUrl}/dashboard/webhooks`);
     assert.equal(await page.locator('#new-secret').count(), 0, 'a secret is never shown again');
+    await context.close();
+  });
+
+  test('webhooks: send a test event; the receiver verifies its signature with the secret the page showed', async () => {
+    const { context, page } = await signedIn('developer');
+    await page.goto(`${t.baseUrl}/dashboard/webhooks`);
+    const url = `http://127.0.0.1:${receiver.port}/tested`;
+    await page.fill('#hook-url', url);
+    await page.check('input[value="group.funded"]');
+    await page.click('button:has-text("Add endpoint")');
+    await page.waitForSelector('#new-secret');
+    const secret = (await page.textContent('#new-secret')) ?? '';
+    const hooks = await t.request('GET', '/v1/webhooks', { key: t.merchant.secretKey });
+    const made = hooks.body.data.find((w: { url: string }) => w.url === url);
+    assert.ok(made);
+    await page.goto(`${t.baseUrl}/dashboard/webhooks`);
+    await page.click(`button:has-text("Send test event to ${made.id}")`);
+    await page.waitForURL(/done=test-sent/);
+    assert.ok(await page.isVisible('text=A signed webhook.test event is on its way'));
+    await eventually(async () => receiver.received.some((r) => r.path === '/tested'));
+    const got = receiver.received.filter((r) => r.path === '/tested');
+    assert.equal(got.length, 1, 'only the test event: the endpoint takes group.funded only');
+    // The receiver's check, as a merchant's server makes it: the signature, with the secret shown once.
+    const event = verifyWebhook<{ type: string; data: { webhook_id: string } }>(
+      got[0]?.body ?? '',
+      got[0]?.headers ?? {},
+      secret,
+    );
+    assert.equal(event.type, 'webhook.test');
+    assert.equal(event.data.webhook_id, made.id);
+    await eventually(async () => {
+      await page.reload();
+      const main = (await page.textContent('main')) ?? '';
+      return /webhook\.test to http:\/\/127\.0\.0\.1:\d+\/tested delivered/.test(main);
+    });
+    await page.screenshot({ path: join(shots, 'webhooks-test-event.png'), fullPage: true });
     await context.close();
   });
 

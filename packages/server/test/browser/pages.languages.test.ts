@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import en from '../../src/i18n/catalogues/en.ts';
 import { CATALOGUES } from '../../src/i18n/catalogues.ts';
 import { LOCALES, type Locale } from '../../src/i18n/locales.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/chromium.ts';
+import { englishLeft } from '../helpers/english.ts';
 import { startPagesApp } from '../helpers/pages.ts';
 import { payOk } from '../helpers/payments.ts';
 import { createSession, organizerToken } from '../helpers/sessions.ts';
@@ -27,33 +27,6 @@ const BROWSER: Record<Locale, string> = {
   nl: 'nl-NL',
   ja: 'ja-JP',
 };
-
-/** Words every language may show as they are: names, brands and terms of the trade. */
-const LOANWORDS = new Set([
-  'group',
-  'checkout',
-  'stripe',
-  'secure',
-  'cvc',
-  'email',
-  'total',
-  'open',
-  'test',
-  'shop',
-]);
-
-const words = (text: string) => text.toLowerCase().match(/\p{L}{3,}/gu) ?? [];
-const ENGLISH = new Set(Object.values(en).flatMap(words));
-
-/** The English words on a page that its language's own messages do not also use. */
-function englishLeft(text: string, lang: Locale, data: string[]): string[] {
-  if (lang === 'en') return [];
-  const own = new Set(Object.values(CATALOGUES[lang]).flatMap(words));
-  const given = new Set(data.flatMap(words));
-  return [...new Set(words(text))].filter(
-    (w) => ENGLISH.has(w) && !own.has(w) && !given.has(w) && !LOANWORDS.has(w),
-  );
-}
 
 test('the English detector finds English', () => {
   assert.deepEqual(englishLeft('Payer votre part: pay your share', 'fr', []), ['pay', 'your', 'share']);
@@ -125,8 +98,40 @@ describe('the member pages in every language (Chromium)', () => {
       await organizer.click('#setup-form button[type="submit"]');
       await organizer.waitForSelector('#setup-error:not(:empty), .error:not(:empty)');
       await check(organizer, lang, data, "organizer's page, a refused set-up");
+      // A custom split the page lets through and the service refuses (two shares below the smallest card
+      // payment): its reasons by the refused fields, in that language, never the API's English.
+      await organizer.fill('#m1-name', 'Bea');
+      await organizer.check('input[name="mode"][value="custom"]');
+      await organizer.fill('#m0-amount', '37.10');
+      await organizer.fill('#m1-amount', '0.20');
+      await organizer.fill('#m2-amount', '0.20');
+      await organizer.click('#setup-form button[type="submit"]');
+      await organizer.waitForSelector('#m1-amount-error');
+      const refused = await check(organizer, lang, data, "organizer's page, a custom split refused");
+      const minimum = new Intl.NumberFormat(BROWSER[lang], { style: 'currency', currency: 'EUR' }).format(
+        0.5,
+      );
+      assert.ok(refused.includes(minimum), `${lang}: the smallest card payment is named\n${refused}`);
+      if (lang === 'fr')
+        assert.match(
+          refused,
+          /La part de Bea, soit 0,20.€, est inférieure au plus petit paiement par carte, 0,50.€\./,
+        );
       const page = await open(`${t.baseUrl}/s/${share}`, BROWSER[lang]);
       const before = await check(page, lang, data, 'share page');
+      // A declined card: why, and what to do, in that language; the same once the page is loaded again.
+      await page.fill('#card-number', '4000 0000 0000 9995');
+      await page.fill('#card-exp', '12/30');
+      await page.fill('#card-cvc', '123');
+      await page.click('#pay-button');
+      await page.waitForSelector('#pay-error:not(:empty)');
+      const declined = await check(page, lang, data, 'share page, a declined card');
+      const insufficient = CATALOGUES[lang]['decline.insufficient_funds'] as string;
+      assert.ok(declined.includes(insufficient), `${lang}: the decline's reason\n${declined}`);
+      await page.reload();
+      await page.waitForSelector('#pay-failure');
+      assert.ok((await page.innerText('#pay-failure')).includes(insufficient));
+      await check(page, lang, data, 'share page after a decline');
       // 12.50 each, in that language's way of writing euros.
       const due = (await page.textContent('[data-testid="amount-due"]')) ?? '';
       const expected = new Intl.NumberFormat(BROWSER[lang], { style: 'currency', currency: 'EUR' }).format(

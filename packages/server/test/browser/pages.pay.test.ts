@@ -272,7 +272,7 @@ describe('paying on the hosted pages (Chromium)', () => {
     await bob.waitForFunction(
       () => document.querySelector('[data-testid="amount-due"]')?.textContent === '$60.60',
     );
-    assert.match((await bob.textContent('#pay-error')) ?? '', /changed to 60\.60 USD/);
+    assert.match((await bob.textContent('#pay-error')) ?? '', /changed to \$60\.60 \(with the fee\)/);
     assert.equal((await sessionOf(t, created.session_id)).group.paid_amount, 0, 'nothing was charged');
     await payWithCard(bob, CARDS.ok);
     await bob.waitForSelector('#paid');

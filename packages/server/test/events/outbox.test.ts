@@ -187,7 +187,7 @@ for (const dialect of DIALECTS) {
           const member = { ...organizer, createdAt: now, updatedAt: now };
           await insertSession(trx, session);
           await insertMembers(trx, [member]);
-          await recordEvent(t.deps.db.events, trx, 'group.created', { session, members: [member] }, now);
+          await recordEvent(t.deps.db.events, trx, 'group.created', { session, paidCents: 0 }, now);
           recorded = true;
           throw new Error('boom after the event');
         }),

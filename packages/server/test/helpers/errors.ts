@@ -1,6 +1,6 @@
 // One check for every error answer the API gives: the status, the code, and the error shape of
-// docs/api.md ("Errors"): exactly {request_id, error, code, details?}, as JSON, with request_id also in
-// X-Request-Id.
+// docs/api.md ("Errors"): exactly {request_id, error, code, details?} (with decline_code on a declined card
+// and problems on a refused set-up), as JSON, with request_id also in X-Request-Id.
 import assert from 'node:assert/strict';
 import type { TestResponse } from './app.ts';
 
@@ -21,8 +21,20 @@ export function assertError(
     res.body !== null && typeof res.body === 'object' && !Array.isArray(res.body),
     say(`the body is a JSON object: ${res.text}`),
   );
-  const { request_id, error, code: actual, details, decline_code, ...rest } = res.body;
-  assert.deepEqual(rest, {}, say('no fields beyond request_id, error, code, details (and decline_code)'));
+  const { request_id, error, code: actual, details, decline_code, problems, ...rest } = res.body;
+  assert.deepEqual(
+    rest,
+    {},
+    say('no fields beyond request_id, error, code, details (and decline_code, problems)'),
+  );
+  // problems (a refused set-up's refusals as data, docs/api.md) come with invalid_group only.
+  if (problems !== undefined) {
+    assert.equal(actual, 'invalid_group', say('problems only with invalid_group'));
+    assert.ok(
+      Array.isArray(problems) && problems.every((p: { code?: unknown }) => typeof p.code === 'string'),
+      say('problems is a list of refusals, each with its code'),
+    );
+  }
   // decline_code comes with card_declined, and only with it.
   assert.equal(decline_code !== undefined, actual === 'card_declined', say('decline_code iff card_declined'));
   assert.match(request_id, /^req_[0-9A-Za-z]+$/, say('request_id'));

@@ -12,6 +12,10 @@
 // Payment methods behave like Stripe's test ones of the same names (pm_card_visa succeeds,
 // pm_card_chargeDeclinedInsufficientFunds is declined with insufficient_funds, …), plus one of its own,
 // pm_fake_declinedAtCapture, whose hold is declined when captured.
+//
+// Connect onboarding: accounts are made (type express, standard or custom) and account_onboarding links
+// to them answered as Stripe answers them, with a URL on the fake itself whose page links back to the
+// link's return_url (GET /setup/…, no key needed, as a person's browser opens it).
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -74,10 +78,12 @@ export interface FakeStripe {
   port: number;
   /** Every request received, in order. */
   requests: RecordedRequest[];
-  /** Stripe's objects, by id: payment_intent, charge, refund, transfer, dispute. */
+  /** Stripe's objects, by id: payment_intent, charge, refund, transfer, dispute, account, account_link. */
   objects: Map<string, Json>;
   /** The objects of one kind, in the order made. */
-  all(object: 'payment_intent' | 'charge' | 'refund' | 'transfer' | 'dispute'): Json[];
+  all(
+    object: 'payment_intent' | 'charge' | 'refund' | 'transfer' | 'dispute' | 'account' | 'account_link',
+  ): Json[];
   misbehave(rule: MisbehaveRule): void;
   /**
    * The payer completes (or fails) the 3-D Secure step of a PaymentIntent in requires_action, as Stripe.js
@@ -467,6 +473,55 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     return { ...transfer };
   }
 
+  function createAccount(p: Params): Json {
+    const type = str(p.type);
+    if (type !== undefined && !['express', 'standard', 'custom'].includes(type))
+      throw invalid('parameter_invalid_string', `Invalid type: must be one of express, standard, or custom`);
+    const account = {
+      id: newId('acct'),
+      object: 'account',
+      type: type ?? 'standard',
+      capabilities: p.capabilities ?? {},
+      charges_enabled: false,
+      payouts_enabled: false,
+      details_submitted: false,
+      metadata: p.metadata ?? {},
+    };
+    objects.set(account.id, account);
+    return { ...account };
+  }
+
+  function createAccountLink(p: Params): Json {
+    const account = str(p.account);
+    if (!account) throw invalid('parameter_missing', 'Missing required param: account.');
+    retrieve(account, 'account');
+    const type = str(p.type);
+    if (type !== 'account_onboarding' && type !== 'account_update')
+      throw invalid(
+        'parameter_invalid_string',
+        'Invalid type: must be one of account_onboarding or account_update',
+      );
+    for (const param of ['return_url', 'refresh_url'] as const) {
+      const value = str(p[param]);
+      if (!value) throw invalid('parameter_missing', `Missing required param: ${param}.`);
+      if (!/^https?:\/\//.test(value)) throw invalid('url_invalid', `Not a valid URL: ${param}`);
+    }
+    const created = Math.floor(Date.now() / 1000);
+    const link = {
+      id: newId('acctlink'),
+      object: 'account_link',
+      account,
+      created,
+      expires_at: created + 300,
+      url: `http://127.0.0.1:${port}/setup/e/${account}/${randomBytes(8).toString('hex')}`,
+      return_url: p.return_url,
+      refresh_url: p.refresh_url,
+    };
+    objects.set(link.id, link);
+    // The answer, as Stripe's, carries neither the account nor the URLs given.
+    return { object: 'account_link', created, expires_at: link.expires_at, url: link.url };
+  }
+
   /** A list answer, newest first as Stripe lists. */
   const list = (object: string, keep: (o: Json) => boolean): Json => ({
     object: 'list',
@@ -525,6 +580,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
           if (method === 'POST' && !id) return createRefund(p);
           if (method === 'GET' && id) return retrieve(id, 'refund');
         }
+        if (resource === 'accounts' && method === 'POST' && !id) return createAccount(p);
+        if (resource === 'account_links' && method === 'POST' && !id) return createAccountLink(p);
         if (resource === 'transfers') {
           if (method === 'GET' && !id)
             return list(
@@ -560,6 +617,17 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const url = new URL(req.url ?? '/', 'http://fake');
     const method = req.method ?? 'GET';
+    // An onboarding link, opened by a person's browser: Stripe's pages, reduced to a way back.
+    if (method === 'GET' && url.pathname.startsWith('/setup/e/')) {
+      const link = all('account_link').find((l) => l.url === `http://127.0.0.1:${port}${url.pathname}`);
+      res.writeHead(link ? 200 : 404, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(
+        link
+          ? `<!doctype html><html lang="en"><title>Fake Stripe onboarding</title><h1>Onboarding ${String(link.account)}</h1><a href="${String(link.return_url)}">Return to the platform</a></html>`
+          : 'no such link',
+      );
+      return;
+    }
     const params = parseForm(method === 'GET' ? url.search.slice(1) : Buffer.concat(chunks).toString('utf8'));
     const idempotencyKey = str(req.headers['idempotency-key']);
     const entry: RecordedRequest = {

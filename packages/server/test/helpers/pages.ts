@@ -4,13 +4,17 @@ import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { RELAXED_LIMITS, type StartOptions, startTestApp, type TestApp } from './app.ts';
 import { freePort } from './chromium.ts';
-import { sqliteCase } from './databases.ts';
+import { type DialectCase, sqliteCase } from './databases.ts';
 import { type Created, createSession, organizerToken } from './sessions.ts';
 
-export async function startPagesApp(options: StartOptions = {}): Promise<TestApp> {
+/** A real server on its own loopback port, on SQLite unless the suite names another database. */
+export async function startPagesApp(
+  options: StartOptions = {},
+  dialect: DialectCase = sqliteCase,
+): Promise<TestApp> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  return startTestApp(sqliteCase, {
+  return startTestApp(dialect, {
     ...options,
     port,
     env: { PUBLIC_BASE_URL: `${origin}/v1`, PUBLIC_PAY_URL: origin, ...RELAXED_LIMITS, ...options.env },

@@ -48,7 +48,9 @@ test('every language has every key, in its own plural forms, with the same place
       const wanted = placeholders(source).filter((p) => !(PLURAL.test(key) && p === 'count'));
       const got = placeholders(text).filter((p) => !(PLURAL.test(key) && p === 'count'));
       assert.deepEqual(got, wanted, `${lang} ${key}: placeholders`);
-      if (lang !== 'en' && !SAME_IN_ENGLISH.has(`${lang} ${key}`) && !BRAND_ONLY.has(key))
+      // A message of placeholders and punctuation alone ("{label}: {amount}") has no words to translate.
+      const wordless = !/\p{L}/u.test(source.replace(/\{\w+\}/g, ''));
+      if (lang !== 'en' && !SAME_IN_ENGLISH.has(`${lang} ${key}`) && !BRAND_ONLY.has(key) && !wordless)
         assert.notEqual(text, source, `${lang} ${key} is still English`);
     }
   }

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import en from '../../src/i18n/catalogues/en.ts';
+import { CATALOGUES } from '../../src/i18n/catalogues.ts';
 import { translator } from '../../src/i18n/translate.ts';
 import { formatMoney as format, timeLeft } from '../../src/pages/format.ts';
 import { html, raw } from '../../src/pages/html.ts';
@@ -166,13 +167,43 @@ test('a fresh group starts with the organizer and an empty row; the server’s r
       ['', false],
     ],
   );
-  assert.deepEqual(serverErrors(['members[1].amount_cents must be at least 0', 'the group is full'], 'x'), {
-    'm1-amount': 'members[1].amount_cents must be at least 0',
-    '': 'the group is full',
-  });
-  assert.deepEqual(serverErrors(undefined, 'Only the organizer may do this.'), {
-    '': 'Only the organizer may do this.',
-  });
+  // The service's refusals, in the page's words (never the API's English), next to the field they name.
+  const custom = {
+    ...start,
+    mode: 'custom' as const,
+    members: [...start.members, { ...start.members[1]!, name: 'Bea' }],
+  };
+  const m = { currency: 'eur', locale: 'fr', t: translator(CATALOGUES.fr, 'fr') };
+  const plain = (e: Record<string, string>) =>
+    Object.fromEntries(Object.entries(e).map(([k, v]) => [k, v.replace(/[\u00a0\u202f]/g, ' ')]));
+  assert.deepEqual(
+    plain(
+      serverErrors(
+        {
+          code: 'invalid_group',
+          error: "Bea's share of 0.20 EUR is below the smallest card payment of 0.50 EUR",
+          details: [
+            "Bea's share of 0.20 EUR is below the smallest card payment of 0.50 EUR",
+            'members[1].amount_cents must be a non-negative integer, got -1',
+          ],
+          problems: [{ code: 'below_minimum', member_index: 2, amount_cents: 21, minimum_cents: 50 }],
+        },
+        custom,
+        m,
+      ),
+    ),
+    {
+      '': 'Le groupe n’a pas pu être enregistré : vérifiez ce qui est signalé ci-dessous.',
+      'm2-amount': 'La part de Bea, soit 0,21 €, est inférieure au plus petit paiement par carte, 0,50 €.',
+      'm1-amount': 'Cette valeur a été refusée : vérifiez-la.',
+    },
+  );
+  assert.deepEqual(
+    serverErrors({ code: 'organizer_only', error: 'Only the organizer may do this.' }, start, m),
+    {
+      '': 'Cela n’a pas fonctionné.',
+    },
+  );
 });
 
 test('money in the reader’s locale and the currency’s minor unit; time left in words', () => {

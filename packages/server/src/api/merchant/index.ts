@@ -1,9 +1,16 @@
 // The merchant API under {base_url} (docs/api.md): API-key authentication per route, CORS only for the
 // publishable key, Idempotency-Key on every POST, and the OpenAPI document of it all. An encapsulated
 // plugin: its hooks reach its own routes and no others.
-import type { FastifyRequest, onRequestHookHandler, preParsingHookHandler } from 'fastify';
+import type {
+  FastifyRequest,
+  onRequestHookHandler,
+  onResponseHookHandler,
+  preParsingHookHandler,
+} from 'fastify';
 import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
+import { ApiRequestLog } from '../../flows/request-log.ts';
+import { KEY_PREFIX_LENGTH } from '../../ids.ts';
 import {
   type AuthRequirement,
   allowBrowser,
@@ -75,11 +82,39 @@ export async function merchantApi(app: App, { deps }: { deps: Deps }) {
       allowBrowser(request, reply, deps.config.serviceEnv);
     done();
   };
+  // The API request log (docs/dashboard.md#api-request-log): every answered request that carried a
+  // working key, by its route pattern, status, duration and key prefix; never a body, a header or a URL
+  // (pay-page URLs and ids are not in it either). Handed to a writer that batches the rows after the
+  // answer has gone, so no request waits for its log row. The hook is set on each route that takes a key
+  // as it is registered (below), knowing its method and pattern: nothing is looked up per request.
+  const requestLog = new ApiRequestLog(deps);
+  const logTo =
+    (method: string, route: string): onResponseHookHandler =>
+    (request, reply, done) => {
+      const caller = request.caller;
+      if (caller) {
+        requestLog.add({
+          id: request.id,
+          merchantId: caller.merchant.id,
+          method,
+          route,
+          status: reply.statusCode,
+          // A 32-bit integer column: capped at about 36 minutes, longer than any request may take.
+          durationUs: Math.min(Math.round(reply.elapsedTime * 1000), 2_147_483_647),
+          keyPrefix: caller.presentedKey.slice(0, KEY_PREFIX_LENGTH),
+          createdAt: deps.clock.now(),
+        });
+      }
+      done();
+    };
+  app.addHook('onClose', () => requestLog.flushed());
+
   // Per route as it is registered (the rate limit's hook is already on the route by then).
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
     if (!auth) return;
     route.preParsing = [...hooksOf(route.preParsing), authHooks[auth]];
+    route.onResponse = [...hooksOf(route.onResponse), logTo([route.method].flat().join(','), route.url)];
     if (auth === 'publishable-or-secret') route.onRequest = [cors, ...hooksOf(route.onRequest)];
   });
   idempotentPosts(app, deps, merchantScope);

@@ -6,7 +6,7 @@ import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { CART_LIMITS } from '../../domain/cart.ts';
 import { ServiceError } from '../../errors.ts';
-import { loadShare } from '../../flows/pay-access.ts';
+import { loadShareToPay } from '../../flows/pay-access.ts';
 import { type PaidShare, payShare } from '../../flows/payments.ts';
 import { shareToWire } from '../../wire/mappers.ts';
 import { withAnswer } from '../idempotency.ts';
@@ -71,7 +71,7 @@ export function register(app: App, deps: Deps) {
         : { paymentMethod: paymentMethod as string };
       // The share is read first: an unknown share is 404 before anything else, and the merchant's name
       // is at hand for the answer, which is rendered inside the payment's transaction.
-      const { member, merchantName } = await loadShare(deps, request.params.shareId);
+      const { member, merchantName } = await loadShareToPay(deps, request.params.shareId);
       const toWire = (paid: PaidShare) =>
         shareToWire(paid.session, paid.member, merchantName, [paid.attempt]);
       return withAnswer(request, toWire, (answer) => payShare(deps, member, source, answer, expected));

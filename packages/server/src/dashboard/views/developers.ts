@@ -1,8 +1,10 @@
 // Developers: the merchant's API keys by prefix (keys are stored hashed: a key is shown only when it is
-// made), and rolling each key and secret, the new value shown once on the answer.
+// made), and rolling each key and secret, the new value shown once on the answer; the allowed origins; the
+// last 7 days of API requests (docs/dashboard.md#api-request-log).
 import { type Html, html } from '../../pages/html.ts';
+import type { ApiRequestRecord } from '../../store/api-requests.ts';
 import type { KeySummary } from '../../store/dashboard.ts';
-import { when } from '../format.ts';
+import { when, whenSeconds } from '../format.ts';
 import { changeForm } from '../layout.ts';
 
 export type Rollable = 'secret-key' | 'publishable-key' | 'signing-secret' | 'webhook-secret';
@@ -45,6 +47,7 @@ export function developersView(
     origins: readonly string[];
     can: { change: boolean; csrf: string };
     now: number;
+    requests: { rows: readonly ApiRequestRecord[]; nextCursor: string | null; requestId?: string };
     shown?: { what: string; value: string; after: string };
   },
 ): Html {
@@ -92,5 +95,45 @@ ${
 </form>`
     : ''
 }
+</section>
+${requestLogView(base, d.requests)}`;
+}
+
+/** A duration in milliseconds with one decimal (the log keeps microseconds). */
+const millis = (us: number) => `${(us / 1000).toFixed(1)} ms`;
+
+/** The outcome in words beside the status, so that it is not told by a number (or a colour) alone. */
+const outcome = (status: number) =>
+  status < 300
+    ? html`<span class="status delivered">${status} ok</span>`
+    : status < 500
+      ? html`<span class="status pending">${status} refused</span>`
+      : html`<span class="status failed">${status} error</span>`;
+
+function requestLogView(
+  base: string,
+  r: { rows: readonly ApiRequestRecord[]; nextCursor: string | null; requestId?: string },
+): Html {
+  const next = new URLSearchParams();
+  if (r.requestId) next.set('request_id', r.requestId);
+  if (r.nextCursor) next.set('before', r.nextCursor);
+  return html`<section class="card" aria-labelledby="requests-h"><h2 id="requests-h">API requests</h2>
+<p class="small muted">The last 7 days of requests to the API that carried one of your keys, newest first: no bodies, no headers, no card data. Every API answer names its request_id.</p>
+<form class="row" method="get" action="${base}/developers" role="search">
+<div class="field"><label for="request-id">Request id</label><input id="request-id" name="request_id" type="search" value="${r.requestId ?? ''}" maxlength="100" placeholder="req_…"></div>
+<div class="field"><button type="submit">Find</button></div>
+</form>
+${
+  r.rows.length === 0
+    ? html`<p>${r.requestId ? 'No request with this id in the last 7 days.' : 'No API requests in the last 7 days.'}</p>`
+    : html`<div class="scroll"><table id="requests">
+<caption class="sr-only">API requests, newest first</caption>
+<thead><tr><th scope="col">Time</th><th scope="col">Request</th><th scope="col">Route</th><th scope="col">Status</th><th scope="col" class="num">Duration</th><th scope="col">Key</th></tr></thead>
+<tbody>${r.rows.map(
+        (q) =>
+          html`<tr><td>${whenSeconds(q.createdAt)}</td><td class="mono">${q.id}</td><td class="mono">${q.method} ${q.route}</td><td>${outcome(q.status)}</td><td class="num">${millis(q.durationUs)}</td><td class="mono">${q.keyPrefix}…</td></tr>`,
+      )}</tbody></table></div>`
+}
+${r.nextCursor ? html`<p class="pager"><a href="${base}/developers?${next.toString()}#requests-h" rel="next">Older requests</a></p>` : ''}
 </section>`;
 }

@@ -1,4 +1,6 @@
-// Settings: the team (everyone with access, their roles; an owner invites and removes people).
+// Settings: the merchant's name, payouts (the currency; with Stripe, the connected account and the Connect
+// onboarding link, owners only), and the team (everyone with access, their roles; an owner invites and
+// removes people).
 import { type Html, html } from '../../pages/html.ts';
 import type { DashboardUser } from '../../store/dashboard.ts';
 import type { Merchant } from '../../store/merchants.ts';
@@ -13,6 +15,8 @@ export function settingsView(
     me: DashboardUser;
     csrf: string;
     processor: 'sandbox' | 'stripe';
+    /** A Stripe onboarding link just made, shown on this answer only. */
+    onboarding?: { url: string; expiresAt: number };
   },
 ): Html {
   const owner = d.me.role === 'owner';
@@ -43,11 +47,12 @@ ${
 }
 <p>Processor: ${
     d.processor === 'sandbox'
-      ? html`<strong>sandbox</strong>, no real money moves: test cards are charged by the sandbox processor.`
+      ? html`<strong>sandbox</strong>, no real money moves: test cards are charged by the sandbox processor, and there is no payout account to connect.`
       : m.processorAccountId
-        ? html`<strong>Stripe</strong>, connected account <span class="mono">${m.processorAccountId}</span>.`
-        : html`<strong>Stripe</strong>, no connected account yet: an operator connects it with <code>group-checkout merchant update --processor-account acct_…</code>.`
+        ? html`<strong>Stripe</strong>, connected account <span class="mono" id="connected-account">${m.processorAccountId}</span>.`
+        : html`<strong>Stripe</strong>, no connected account yet: payouts wait until one is set up.`
   }</p>
+${d.processor === 'stripe' ? stripeOnboarding(base, d.csrf, owner, m.processorAccountId !== null, d.onboarding) : ''}
 </section>
 <section class="card" aria-labelledby="team-h"><h2 id="team-h">Team</h2>
 <p class="small muted">Owners do everything; developers everything but the team and payouts; viewers read only.</p>
@@ -73,4 +78,25 @@ ${
 }
 </section>
 <p class="small muted">Merchant id <span class="mono">${m.id}</span></p>`;
+}
+
+/** With Stripe: the Connect onboarding button (owners), and the link when one was just made. */
+function stripeOnboarding(
+  base: string,
+  csrf: string,
+  owner: boolean,
+  connected: boolean,
+  link: { url: string; expiresAt: number } | undefined,
+): Html {
+  if (!owner) return html`<p class="small muted">An owner sets payouts up with Stripe from this page.</p>`;
+  return html`${
+    link
+      ? html`<section class="notice" aria-labelledby="onboarding-h"><h3 id="onboarding-h">Your Stripe onboarding link</h3>
+<p><a id="onboarding-link" href="${link.url}">Continue to Stripe</a> to give Stripe the business and bank details payouts need. The link works once, until ${when(link.expiresAt)}; Stripe brings you back here.</p></section>`
+      : ''
+  }
+<p class="small muted">Stripe collects the business and bank account details payouts need on its own pages; we keep only the connected account's id.</p>
+${changeForm(`${base}/settings/payouts/stripe`, csrf, {
+  label: connected ? 'Continue onboarding with Stripe' : 'Set up payouts with Stripe',
+})}`;
 }

@@ -1,5 +1,5 @@
-// Webhooks: the merchant's endpoints (create, with the secret shown once; rotate, the new secret shown
-// once; delete) and the latest deliveries with every attempt.
+// Webhooks: the merchant's endpoints (create, with the secret shown once; send a test event; rotate, the
+// new secret shown once; delete) and the latest deliveries with every attempt.
 import { EVENT_TYPES } from '../../domain/event-types.ts';
 import { type Html, html } from '../../pages/html.ts';
 import type { RecentDelivery } from '../../store/dashboard.ts';
@@ -37,7 +37,7 @@ ${
               : html`<span class="status failed">disabled</span> <span class="small">after a 410, ${when(e.disabledAt)}</span>`
           }${e.previous ? html`<br><span class="small muted">previous secret signs until ${when(e.previous.expiresAt)}</span>` : ''}</td><td>${when(e.createdAt)}</td>${
             d.can.change
-              ? html`<td><div class="actions">${changeForm(`${base}/webhooks/${e.id}/rotate`, d.can.csrf, { label: `Rotate secret of ${e.id}`, kind: 'secondary' })}${changeForm(`${base}/webhooks/${e.id}/delete`, d.can.csrf, { label: `Delete ${e.id}`, kind: 'danger' })}</div></td>`
+              ? html`<td><div class="actions">${e.disabledAt === null ? changeForm(`${base}/webhooks/${e.id}/test`, d.can.csrf, { label: `Send test event to ${e.id}`, kind: 'secondary' }) : ''}${changeForm(`${base}/webhooks/${e.id}/rotate`, d.can.csrf, { label: `Rotate secret of ${e.id}`, kind: 'secondary' })}${changeForm(`${base}/webhooks/${e.id}/delete`, d.can.csrf, { label: `Delete ${e.id}`, kind: 'danger' })}</div></td>`
               : ''
           }</tr>`,
       )}</tbody></table></div>`

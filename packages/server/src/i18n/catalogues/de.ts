@@ -233,4 +233,79 @@ export default {
   'mail.expires':
     'Die Gruppe läuft am {date} (UTC) ab. Ist sie bis dahin nicht vollständig bezahlt, wird jede Zahlung erstattet.',
   'mail.signature': '— Group Checkout',
+  // Refusals on the pages, by the API's code or the card's decline code (the API's own words stay English)
+  'decline.generic':
+    'Deine Karte wurde abgelehnt. Versuche es mit einer anderen Karte oder frag deine Bank nach dem Grund.',
+  'decline.insufficient_funds':
+    'Deine Karte ist nicht ausreichend gedeckt. Versuche es mit einer anderen Karte.',
+  'decline.expired_card': 'Deine Karte ist abgelaufen. Versuche es mit einer anderen Karte.',
+  'decline.incorrect_cvc':
+    'Der Sicherheitscode (CVC) deiner Karte stimmt nicht. Prüfe ihn und versuche es noch einmal.',
+  'failure.capture':
+    'Deine Karte wurde abgelehnt, als die Gruppe vollständig war, deshalb wurde die Reservierung aufgehoben. Bezahle deinen Anteil noch einmal, wenn nötig mit einer anderen Karte.',
+  'failure.refund':
+    'Deine Erstattung konnte deiner Karte nicht gutgeschrieben werden (vielleicht ist sie gekündigt oder ersetzt). Der Shop weiß Bescheid und erstattet dir dein Geld auf anderem Weg.',
+  'failure.authentication':
+    'Deine Bank konnte nicht bestätigen, dass du es bist, deshalb wurde die Karte nicht belastet. Versuche es noch einmal oder nimm eine andere Karte.',
+  'failure.abandoned':
+    'Die Prüfung deiner Bank wurde nicht rechtzeitig abgeschlossen, deshalb wurde die Karte nicht belastet. Bezahle deinen Anteil noch einmal, wenn du so weit bist.',
+  'failure.processing':
+    'Das Kartennetz konnte die Zahlung nicht verarbeiten; es wurde nichts abgebucht. Versuche es noch einmal.',
+  'error.upstream':
+    'Der Zahlungsdienst hat nicht rechtzeitig geantwortet; es wurde nichts abgebucht. Versuche es gleich noch einmal.',
+  'error.amountChanged':
+    'Dein Anteil hat sich auf {amount} (mit Gebühr) geändert, seit die Seite ihn angezeigt hat; es wurde nichts abgebucht. Prüfe den neuen Betrag und bezahle noch einmal.',
+  'error.shareNotPending': 'Dieser Anteil ist schon bezahlt.',
+  'error.sessionClosed':
+    'Diese Gruppe ist nicht mehr offen. Falls deine Zahlung durchgegangen ist, bekommst du sie vollständig auf deine Karte zurück.',
+  'error.rateLimited':
+    'Zu viele Versuche in kurzer Zeit. Warte eine Minute und versuche es dann noch einmal.',
+  'error.invalidGroup': 'Die Gruppe konnte nicht gespeichert werden: Prüfe, was unten markiert ist.',
+  'error.memberPaid': '{name} hat schon {amount} bezahlt, deshalb kann sich dieser Anteil nicht mehr ändern.',
+  'error.belowMinimum':
+    'Der Anteil von {name}, {amount}, liegt unter der kleinsten Kartenzahlung von {minimum}.',
+  'error.fieldRefused': 'Das wurde abgelehnt: Bitte prüfen.',
+  // Receipts, refunds and the organizer's mails (text and HTML)
+  'mail.line': '{label}: {amount}',
+  'mail.card': 'Karte: {brand} mit Endziffern {last4}',
+  'mail.reference': 'Zahlungsreferenz: {id}',
+  'mail.receipt.subject': 'Beleg: {amount} für deinen Anteil bei {merchant}',
+  'mail.receipt.heldSubject': 'Karte reserviert: {amount} für deinen Anteil bei {merchant}',
+  'mail.receipt.paid':
+    'Danke: Deine Zahlung von {amount} für deinen Anteil an der Gruppenbestellung bei {merchant}{order} ist eingegangen.',
+  'mail.receipt.held':
+    'Auf deiner Karte sind {amount} reserviert, dein Anteil an der Gruppenbestellung bei {merchant}{order}. Abgebucht wird erst, wenn alle bezahlt haben; kommt die Gruppe nicht zustande, wird die Reservierung aufgehoben.',
+  'mail.receipt.total': 'Du hast bezahlt',
+  'mail.receipt.heldTotal': 'Auf deiner Karte reserviert',
+  'mail.receipt.ifNot':
+    'Ist die Gruppe am {date} (UTC) nicht vollständig bezahlt, bekommst du deine Zahlung samt Gebühr vollständig erstattet.',
+  'mail.receipt.ifNotHeld':
+    'Ist die Gruppe am {date} (UTC) nicht vollständig bezahlt, wird die Reservierung aufgehoben und nichts abgebucht.',
+  'mail.receipt.follow': 'Hier siehst du, wie weit die Gruppe ist: {link}',
+  'mail.closed.cancelled':
+    'Die Gruppenbestellung bei {merchant}{order} wurde storniert, bevor alle Anteile bezahlt waren.',
+  'mail.closed.expired':
+    'Die Zeit ist abgelaufen, bevor alle Anteile der Gruppenbestellung bei {merchant}{order} bezahlt waren.',
+  'mail.closed.returned':
+    'Deine Zahlung für die Gruppenbestellung bei {merchant}{order} wurde zurückgezahlt.',
+  'mail.refund.subject': 'Erstattung: {amount} zurück von {merchant}',
+  'mail.refund.label': 'Erstattet',
+  'mail.refund.text':
+    'Die vollen {amount} gehen auf deine Karte zurück, Servicegebühr inklusive; bis deine Bank sie anzeigt, kann es ein paar Tage dauern. Es wird nichts mehr abgebucht.',
+  'mail.release.subject': 'Reservierung aufgehoben: {merchant} hat nichts abgebucht',
+  'mail.release.text':
+    'Die Reservierung von {amount} auf deiner Karte ist aufgehoben: Es wurde nichts abgebucht, und es wird nichts abgebucht.',
+  'mail.funded.subject': 'Deine Gruppe ist vollständig bezahlt: {total} bei {merchant}',
+  'mail.funded.text':
+    'Alle Anteile deiner Gruppenbestellung bei {merchant}{order} sind bezahlt: insgesamt {total}.',
+  'mail.funded.who': 'Wer wie viel bezahlt hat:',
+  'mail.failed.subject': 'Die Zahlung von {name} ist nicht durchgegangen ({merchant})',
+  'mail.failed.declined':
+    '{name} wollte den eigenen Anteil von {amount} an der Gruppenbestellung bei {merchant}{order} bezahlen, aber die Karte wurde abgelehnt und es wurde nichts abgebucht. Der Anteil ist noch offen.',
+  'mail.failed.capture':
+    'Als die Gruppe vollständig war, wurde die Karte von {name} für den Anteil von {amount} an der Gruppenbestellung bei {merchant}{order} abgelehnt: Die Reservierung wurde aufgehoben, und der Anteil ist wieder offen.',
+  'mail.failed.link':
+    '{name} kann ihn über den eigenen Link bezahlen, wenn nötig mit einer anderen Karte: {link}',
+  'mail.failed.manage':
+    'Auf der Seite deiner Gruppe kannst du auch Erinnerungen senden oder den Rest selbst übernehmen.',
 } satisfies Catalogue;

@@ -244,4 +244,68 @@ export default {
   'mail.expires':
     'The group expires on {date} (UTC). If it is not fully paid by then, every payment is refunded.',
   'mail.signature': '— Group Checkout',
+  // Refusals on the pages, by the API's code or the card's decline code (the API's own words stay English)
+  'decline.generic': 'Your card was declined. Try another card, or ask your bank why.',
+  'decline.insufficient_funds': 'Your card has insufficient funds. Try another card.',
+  'decline.expired_card': 'Your card has expired. Try another card.',
+  'decline.incorrect_cvc': "Your card's security code (CVC) is incorrect. Check it and try again.",
+  'failure.capture':
+    'Your card was declined when the group was complete, so your hold was released. Pay your share again, with another card if need be.',
+  'failure.refund':
+    'Your refund could not reach your card (it may be closed or replaced). The shop has been told and will return your money another way.',
+  'failure.authentication':
+    'Your bank could not confirm it was you, so the card was not charged. Try again, or use another card.',
+  'failure.abandoned':
+    "Your bank's check was not completed in time, so the card was not charged. Pay your share again when you are ready.",
+  'failure.processing': 'The card network could not process the payment; nothing was charged. Try again.',
+  'error.upstream': 'The payment service did not answer in time; nothing was charged. Try again in a moment.',
+  'error.amountChanged':
+    'Your share changed to {amount} (with the fee) since the page showed it; nothing was charged. Check the new amount and pay again.',
+  'error.shareNotPending': 'This share is already paid.',
+  'error.sessionClosed':
+    'This group is no longer open. If your payment went through, it is being returned to your card in full.',
+  'error.rateLimited': 'Too many tries in a short time. Wait a minute, then try again.',
+  'error.invalidGroup': 'The group could not be saved: check what is marked below.',
+  'error.memberPaid': '{name} has paid {amount} already, so their share can no longer change.',
+  'error.belowMinimum': "{name}'s share of {amount} is below the smallest card payment, {minimum}.",
+  'error.fieldRefused': 'This was refused: check it.',
+  // Receipts, refunds and the organizer's mails (text and HTML)
+  'mail.line': '{label}: {amount}',
+  'mail.card': 'Card: {brand} ending {last4}',
+  'mail.reference': 'Payment reference: {id}',
+  'mail.receipt.subject': 'Receipt: {amount} for your share at {merchant}',
+  'mail.receipt.heldSubject': 'Card held: {amount} for your share at {merchant}',
+  'mail.receipt.paid':
+    'Thank you: your payment of {amount} for your share of the group order from {merchant}{order} went through.',
+  'mail.receipt.held':
+    'Your card is held for {amount}, your share of the group order from {merchant}{order}. It is charged only when everyone has paid; if the group does not complete, the hold is released.',
+  'mail.receipt.total': 'You paid',
+  'mail.receipt.heldTotal': 'Held on your card',
+  'mail.receipt.ifNot':
+    'If the group is not fully paid by {date} (UTC), your payment is refunded in full, fee included.',
+  'mail.receipt.ifNotHeld':
+    'If the group is not fully paid by {date} (UTC), the hold is released and nothing is charged.',
+  'mail.receipt.follow': 'Follow the group here: {link}',
+  'mail.closed.cancelled':
+    'The group order from {merchant}{order} was cancelled before every share was paid.',
+  'mail.closed.expired':
+    'Time ran out before every share of the group order from {merchant}{order} was paid.',
+  'mail.closed.returned': 'Your payment for the group order from {merchant}{order} was returned.',
+  'mail.refund.subject': 'Refund: {amount} back from {merchant}',
+  'mail.refund.label': 'Refunded',
+  'mail.refund.text':
+    'All of your {amount} goes back to your card, service fee included; your bank may take a few days to show it. Nothing more will be charged.',
+  'mail.release.subject': 'Hold released: nothing charged by {merchant}',
+  'mail.release.text':
+    'The hold of {amount} on your card is released: nothing was charged, and nothing will be.',
+  'mail.funded.subject': 'Your group is fully paid: {total} at {merchant}',
+  'mail.funded.text': 'Every share of your group order from {merchant}{order} is paid: {total} in all.',
+  'mail.funded.who': 'Who paid what:',
+  'mail.failed.subject': "{name}'s payment did not go through ({merchant})",
+  'mail.failed.declined':
+    '{name} tried to pay their share of {amount} for the group order from {merchant}{order}, but the card was declined and nothing was taken. Their share is still open.',
+  'mail.failed.capture':
+    "When the group was complete, {name}'s card was declined for their share of {amount} of the group order from {merchant}{order}: the hold was released and the share is open again.",
+  'mail.failed.link': '{name} can pay it, with another card if need be, on their own link: {link}',
+  'mail.failed.manage': "From your group's page you can also send reminders, or cover the rest yourself.",
 } as const;

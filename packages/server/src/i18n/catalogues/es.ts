@@ -236,4 +236,74 @@ export default {
   'mail.expires':
     'El grupo caduca el {date} (UTC). Si para entonces no está pagado por completo, se devuelven todos los pagos.',
   'mail.signature': '— Group Checkout',
+  // Refusals on the pages, by the API's code or the card's decline code (the API's own words stay English)
+  'decline.generic': 'Tu tarjeta ha sido rechazada. Prueba con otra tarjeta o pregunta a tu banco el motivo.',
+  'decline.insufficient_funds': 'Tu tarjeta no tiene fondos suficientes. Prueba con otra tarjeta.',
+  'decline.expired_card': 'Tu tarjeta ha caducado. Prueba con otra tarjeta.',
+  'decline.incorrect_cvc':
+    'El código de seguridad (CVC) de tu tarjeta no es correcto. Revísalo e inténtalo de nuevo.',
+  'failure.capture':
+    'Tu tarjeta fue rechazada cuando el grupo se completó, así que la retención se ha liberado. Vuelve a pagar tu parte, con otra tarjeta si hace falta.',
+  'failure.refund':
+    'El reembolso no ha podido llegar a tu tarjeta (puede que esté cancelada o sustituida). La tienda ya lo sabe y te devolverá el dinero de otra forma.',
+  'failure.authentication':
+    'Tu banco no pudo confirmar que eras tú, así que no se ha cobrado nada en la tarjeta. Inténtalo de nuevo o usa otra tarjeta.',
+  'failure.abandoned':
+    'La comprobación de tu banco no se completó a tiempo, así que no se ha cobrado nada en la tarjeta. Vuelve a pagar tu parte cuando quieras.',
+  'failure.processing':
+    'La red de tarjetas no pudo procesar el pago; no se ha cobrado nada. Inténtalo de nuevo.',
+  'error.upstream':
+    'El servicio de pago no respondió a tiempo; no se ha cobrado nada. Inténtalo de nuevo dentro de un momento.',
+  'error.amountChanged':
+    'Tu parte ha cambiado a {amount} (con el cargo) desde que se mostró; no se ha cobrado nada. Revisa el nuevo importe y vuelve a pagar.',
+  'error.shareNotPending': 'Esta parte ya está pagada.',
+  'error.sessionClosed':
+    'Este grupo ya no está abierto. Si tu pago se completó, se te devolverá íntegro a tu tarjeta.',
+  'error.rateLimited': 'Demasiados intentos en poco tiempo. Espera un minuto y vuelve a intentarlo.',
+  'error.invalidGroup': 'No se ha podido guardar el grupo: revisa lo que se indica abajo.',
+  'error.memberPaid': '{name} ya ha pagado {amount}, así que su parte ya no puede cambiar.',
+  'error.belowMinimum':
+    'La parte de {name}, de {amount}, es menor que el pago mínimo con tarjeta, {minimum}.',
+  'error.fieldRefused': 'Esto no se ha aceptado: revísalo.',
+  // Receipts, refunds and the organizer's mails (text and HTML)
+  'mail.line': '{label}: {amount}',
+  'mail.card': 'Tarjeta: {brand} acabada en {last4}',
+  'mail.reference': 'Referencia del pago: {id}',
+  'mail.receipt.subject': 'Recibo: {amount} por tu parte en {merchant}',
+  'mail.receipt.heldSubject': 'Importe retenido: {amount} por tu parte en {merchant}',
+  'mail.receipt.paid':
+    'Gracias: tu pago de {amount} por tu parte del pedido en grupo a {merchant}{order} se ha completado.',
+  'mail.receipt.held':
+    'Tu tarjeta tiene retenidos {amount}, tu parte del pedido en grupo a {merchant}{order}. Solo se cobra cuando todos hayan pagado; si el grupo no se completa, la retención se libera.',
+  'mail.receipt.total': 'Has pagado',
+  'mail.receipt.heldTotal': 'Retenido en tu tarjeta',
+  'mail.receipt.ifNot':
+    'Si el grupo no está pagado del todo el {date} (UTC), se te reembolsa el pago íntegro, cargo incluido.',
+  'mail.receipt.ifNotHeld':
+    'Si el grupo no está pagado del todo el {date} (UTC), la retención se libera y no se cobra nada.',
+  'mail.receipt.follow': 'Sigue el grupo aquí: {link}',
+  'mail.closed.cancelled':
+    'El pedido en grupo a {merchant}{order} se canceló antes de que se pagaran todas las partes.',
+  'mail.closed.expired':
+    'Se acabó el plazo antes de que se pagaran todas las partes del pedido en grupo a {merchant}{order}.',
+  'mail.closed.returned': 'Tu pago del pedido en grupo a {merchant}{order} se ha devuelto.',
+  'mail.refund.subject': 'Reembolso: te devolvemos {amount} de {merchant}',
+  'mail.refund.label': 'Reembolsado',
+  'mail.refund.text':
+    'Se devuelven a tu tarjeta los {amount} completos, cargo por servicio incluido; tu banco puede tardar unos días en mostrarlo. No se cobrará nada más.',
+  'mail.release.subject': 'Retención liberada: {merchant} no ha cobrado nada',
+  'mail.release.text':
+    'La retención de {amount} en tu tarjeta se ha liberado: no se ha cobrado nada y no se cobrará.',
+  'mail.funded.subject': 'Tu grupo está pagado del todo: {total} en {merchant}',
+  'mail.funded.text':
+    'Todas las partes de tu pedido en grupo a {merchant}{order} están pagadas: {total} en total.',
+  'mail.funded.who': 'Quién ha pagado cuánto:',
+  'mail.failed.subject': 'El pago de {name} no se ha completado ({merchant})',
+  'mail.failed.declined':
+    '{name} intentó pagar su parte de {amount} del pedido en grupo a {merchant}{order}, pero la tarjeta fue rechazada y no se cobró nada. Su parte sigue pendiente.',
+  'mail.failed.capture':
+    'Cuando el grupo se completó, la tarjeta de {name} fue rechazada para su parte de {amount} del pedido en grupo a {merchant}{order}: la retención se liberó y su parte vuelve a estar pendiente.',
+  'mail.failed.link': '{name} puede pagarla, con otra tarjeta si hace falta, en su propio enlace: {link}',
+  'mail.failed.manage':
+    'Desde la página de tu grupo también puedes enviar recordatorios o pagar tú el resto.',
 } satisfies Catalogue;

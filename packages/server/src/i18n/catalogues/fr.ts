@@ -238,4 +238,75 @@ export default {
   'mail.expires':
     'Le groupe expire le {date} (UTC). S’il n’est pas entièrement payé d’ici là, chaque paiement est remboursé.',
   'mail.signature': '— Group Checkout',
+  // Refusals on the pages, by the API's code or the card's decline code (the API's own words stay English)
+  'decline.generic':
+    'Votre carte a été refusée. Essayez avec une autre carte, ou demandez la raison à votre banque.',
+  'decline.insufficient_funds': 'Le solde de votre carte est insuffisant. Essayez avec une autre carte.',
+  'decline.expired_card': 'Votre carte a expiré. Essayez avec une autre carte.',
+  'decline.incorrect_cvc':
+    'Le code de sécurité (CVC) de votre carte est incorrect. Vérifiez-le et réessayez.',
+  'failure.capture':
+    'Votre carte a été refusée quand le groupe a été complet : l’empreinte a donc été levée. Payez à nouveau votre part, avec une autre carte si besoin.',
+  'failure.refund':
+    'Votre remboursement n’a pas pu être versé sur votre carte (elle est peut-être fermée ou remplacée). La boutique est prévenue et vous rendra votre argent autrement.',
+  'failure.authentication':
+    'Votre banque n’a pas pu confirmer que c’était bien vous : la carte n’a pas été débitée. Réessayez, ou utilisez une autre carte.',
+  'failure.abandoned':
+    'La vérification de votre banque n’a pas été terminée à temps : la carte n’a pas été débitée. Payez à nouveau votre part quand vous serez prêt.',
+  'failure.processing':
+    'Le réseau de cartes n’a pas pu traiter le paiement ; rien n’a été prélevé. Réessayez.',
+  'error.upstream':
+    'Le service de paiement n’a pas répondu à temps ; rien n’a été prélevé. Réessayez dans un instant.',
+  'error.amountChanged':
+    'Votre part est passée à {amount} (frais compris) depuis son affichage ; rien n’a été prélevé. Vérifiez le nouveau montant et payez à nouveau.',
+  'error.shareNotPending': 'Cette part est déjà payée.',
+  'error.sessionClosed':
+    'Ce groupe n’est plus ouvert. Si votre paiement est passé, il vous est intégralement rendu sur votre carte.',
+  'error.rateLimited': 'Trop d’essais en peu de temps. Patientez une minute, puis réessayez.',
+  'error.invalidGroup': 'Le groupe n’a pas pu être enregistré : vérifiez ce qui est signalé ci-dessous.',
+  'error.memberPaid': '{name} a déjà payé {amount} : sa part ne peut plus changer.',
+  'error.belowMinimum':
+    'La part de {name}, soit {amount}, est inférieure au plus petit paiement par carte, {minimum}.',
+  'error.fieldRefused': 'Cette valeur a été refusée : vérifiez-la.',
+  // Receipts, refunds and the organizer's mails (text and HTML)
+  'mail.line': '{label} : {amount}',
+  'mail.card': 'Carte : {brand} se terminant par {last4}',
+  'mail.reference': 'Référence du paiement : {id}',
+  'mail.receipt.subject': 'Reçu : {amount} pour votre part chez {merchant}',
+  'mail.receipt.heldSubject': 'Empreinte bancaire : {amount} pour votre part chez {merchant}',
+  'mail.receipt.paid':
+    'Merci : votre paiement de {amount} pour votre part de la commande groupée chez {merchant}{order} est passé.',
+  'mail.receipt.held':
+    'Une empreinte de {amount} est posée sur votre carte, votre part de la commande groupée chez {merchant}{order}. Elle n’est débitée que lorsque tout le monde a payé ; si le groupe n’est pas complet, l’empreinte est levée.',
+  'mail.receipt.total': 'Vous avez payé',
+  'mail.receipt.heldTotal': 'Réservé sur votre carte',
+  'mail.receipt.ifNot':
+    'Si le groupe n’est pas entièrement payé le {date} (UTC), votre paiement vous est intégralement remboursé, frais compris.',
+  'mail.receipt.ifNotHeld':
+    'Si le groupe n’est pas entièrement payé le {date} (UTC), l’empreinte est levée et rien n’est débité.',
+  'mail.receipt.follow': 'Suivez le groupe ici : {link}',
+  'mail.closed.cancelled':
+    'La commande groupée chez {merchant}{order} a été annulée avant que toutes les parts soient payées.',
+  'mail.closed.expired':
+    'Le délai a expiré avant que toutes les parts de la commande groupée chez {merchant}{order} soient payées.',
+  'mail.closed.returned': 'Votre paiement pour la commande groupée chez {merchant}{order} vous a été rendu.',
+  'mail.refund.subject': 'Remboursement : {amount} rendus par {merchant}',
+  'mail.refund.label': 'Remboursé',
+  'mail.refund.text':
+    'L’intégralité de vos {amount} revient sur votre carte, frais de service compris ; votre banque peut mettre quelques jours à l’afficher. Plus rien ne sera débité.',
+  'mail.release.subject': 'Empreinte levée : rien n’a été débité par {merchant}',
+  'mail.release.text':
+    'L’empreinte de {amount} sur votre carte est levée : rien n’a été débité, et rien ne le sera.',
+  'mail.funded.subject': 'Votre groupe est entièrement payé : {total} chez {merchant}',
+  'mail.funded.text':
+    'Toutes les parts de votre commande groupée chez {merchant}{order} sont payées : {total} au total.',
+  'mail.funded.who': 'Qui a payé quoi :',
+  'mail.failed.subject': 'Le paiement de {name} n’a pas abouti ({merchant})',
+  'mail.failed.declined':
+    '{name} a voulu payer sa part de {amount} de la commande groupée chez {merchant}{order}, mais la carte a été refusée et rien n’a été prélevé. Sa part reste à payer.',
+  'mail.failed.capture':
+    'Quand le groupe a été complet, la carte de {name} a été refusée pour sa part de {amount} de la commande groupée chez {merchant}{order} : l’empreinte a été levée et sa part est de nouveau à payer.',
+  'mail.failed.link': '{name} peut la payer, avec une autre carte si besoin, sur son propre lien : {link}',
+  'mail.failed.manage':
+    'Depuis la page de votre groupe, vous pouvez aussi envoyer des rappels, ou payer vous-même le reste.',
 } satisfies Catalogue;

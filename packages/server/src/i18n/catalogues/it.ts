@@ -239,4 +239,74 @@ export default {
   'mail.expires':
     'Il gruppo scade il {date} (UTC). Se entro allora non è pagato per intero, ogni pagamento viene rimborsato.',
   'mail.signature': '— Group Checkout',
+  // Refusals on the pages, by the API's code or the card's decline code (the API's own words stay English)
+  'decline.generic':
+    'La tua carta è stata rifiutata. Prova con un’altra carta o chiedi il motivo alla tua banca.',
+  'decline.insufficient_funds': 'La tua carta non ha fondi sufficienti. Prova con un’altra carta.',
+  'decline.expired_card': 'La tua carta è scaduta. Prova con un’altra carta.',
+  'decline.incorrect_cvc':
+    'Il codice di sicurezza (CVC) della tua carta non è corretto. Controllalo e riprova.',
+  'failure.capture':
+    'La tua carta è stata rifiutata quando il gruppo era completo, quindi la pre-autorizzazione è stata annullata. Paga di nuovo la tua quota, con un’altra carta se serve.',
+  'failure.refund':
+    'Il rimborso non è arrivato alla tua carta (forse è chiusa o sostituita). Il negozio è stato avvisato e ti restituirà i soldi in un altro modo.',
+  'failure.authentication':
+    'La tua banca non ha potuto confermare che fossi tu, quindi la carta non è stata addebitata. Riprova o usa un’altra carta.',
+  'failure.abandoned':
+    'La verifica della tua banca non è stata completata in tempo, quindi la carta non è stata addebitata. Paga di nuovo la tua quota quando sei pronto.',
+  'failure.processing':
+    'Il circuito della carta non ha potuto elaborare il pagamento; non è stato addebitato nulla. Riprova.',
+  'error.upstream':
+    'Il servizio di pagamento non ha risposto in tempo; non è stato addebitato nulla. Riprova tra un momento.',
+  'error.amountChanged':
+    'La tua quota è cambiata in {amount} (commissione compresa) da quando è stata mostrata; non è stato addebitato nulla. Controlla il nuovo importo e paga di nuovo.',
+  'error.shareNotPending': 'Questa quota è già pagata.',
+  'error.sessionClosed':
+    'Questo gruppo non è più aperto. Se il tuo pagamento è andato a buon fine, ti viene restituito per intero sulla carta.',
+  'error.rateLimited': 'Troppi tentativi in poco tempo. Aspetta un minuto, poi riprova.',
+  'error.invalidGroup': 'Non è stato possibile salvare il gruppo: controlla quanto segnalato qui sotto.',
+  'error.memberPaid': '{name} ha già pagato {amount}, quindi la sua quota non può più cambiare.',
+  'error.belowMinimum': 'La quota di {name}, {amount}, è inferiore al pagamento minimo con carta, {minimum}.',
+  'error.fieldRefused': 'Questo valore è stato rifiutato: controllalo.',
+  // Receipts, refunds and the organizer's mails (text and HTML)
+  'mail.line': '{label}: {amount}',
+  'mail.card': 'Carta: {brand} che termina con {last4}',
+  'mail.reference': 'Riferimento del pagamento: {id}',
+  'mail.receipt.subject': 'Ricevuta: {amount} per la tua quota da {merchant}',
+  'mail.receipt.heldSubject': 'Importo bloccato: {amount} per la tua quota da {merchant}',
+  'mail.receipt.paid':
+    'Grazie: il tuo pagamento di {amount} per la tua quota dell’ordine di gruppo da {merchant}{order} è andato a buon fine.',
+  'mail.receipt.held':
+    'Sulla tua carta sono bloccati {amount}, la tua quota dell’ordine di gruppo da {merchant}{order}. L’addebito avviene solo quando tutti hanno pagato; se il gruppo non si completa, il blocco viene annullato.',
+  'mail.receipt.total': 'Hai pagato',
+  'mail.receipt.heldTotal': 'Bloccato sulla tua carta',
+  'mail.receipt.ifNot':
+    'Se il gruppo non è pagato per intero entro il {date} (UTC), il tuo pagamento ti viene rimborsato per intero, commissione compresa.',
+  'mail.receipt.ifNotHeld':
+    'Se il gruppo non è pagato per intero entro il {date} (UTC), il blocco viene annullato e non viene addebitato nulla.',
+  'mail.receipt.follow': 'Segui il gruppo qui: {link}',
+  'mail.closed.cancelled':
+    'L’ordine di gruppo da {merchant}{order} è stato annullato prima che tutte le quote fossero pagate.',
+  'mail.closed.expired':
+    'Il tempo è scaduto prima che tutte le quote dell’ordine di gruppo da {merchant}{order} fossero pagate.',
+  'mail.closed.returned':
+    'Il tuo pagamento per l’ordine di gruppo da {merchant}{order} ti è stato restituito.',
+  'mail.refund.subject': 'Rimborso: {amount} restituiti da {merchant}',
+  'mail.refund.label': 'Rimborsato',
+  'mail.refund.text':
+    'Tutti i tuoi {amount} tornano sulla tua carta, commissione di servizio compresa; la tua banca potrebbe impiegare qualche giorno a mostrarlo. Non verrà addebitato altro.',
+  'mail.release.subject': 'Blocco annullato: {merchant} non ha addebitato nulla',
+  'mail.release.text':
+    'Il blocco di {amount} sulla tua carta è stato annullato: non è stato addebitato nulla, e non lo sarà.',
+  'mail.funded.subject': 'Il tuo gruppo è pagato per intero: {total} da {merchant}',
+  'mail.funded.text':
+    'Tutte le quote del tuo ordine di gruppo da {merchant}{order} sono pagate: {total} in tutto.',
+  'mail.funded.who': 'Chi ha pagato quanto:',
+  'mail.failed.subject': 'Il pagamento di {name} non è andato a buon fine ({merchant})',
+  'mail.failed.declined':
+    '{name} ha provato a pagare la sua quota di {amount} dell’ordine di gruppo da {merchant}{order}, ma la carta è stata rifiutata e non è stato addebitato nulla. La sua quota è ancora da pagare.',
+  'mail.failed.capture':
+    'Quando il gruppo era completo, la carta di {name} è stata rifiutata per la sua quota di {amount} dell’ordine di gruppo da {merchant}{order}: il blocco è stato annullato e la quota è di nuovo da pagare.',
+  'mail.failed.link': '{name} può pagarla, con un’altra carta se serve, dal suo link personale: {link}',
+  'mail.failed.manage': 'Dalla pagina del tuo gruppo puoi anche inviare promemoria, o pagare tu il resto.',
 } satisfies Catalogue;

@@ -225,4 +225,72 @@ export default {
   'mail.expires':
     'グループの期限は {date}（UTC）です。それまでに全額が支払われない場合、すべての支払いが返金されます。',
   'mail.signature': '— Group Checkout',
+  // Refusals on the pages, by the API's code or the card's decline code (the API's own words stay English)
+  'decline.generic':
+    'カードが承認されませんでした。別のカードをお試しいただくか、理由をカード会社にお問い合わせください。',
+  'decline.insufficient_funds': 'カードの利用可能額が不足しています。別のカードをお試しください。',
+  'decline.expired_card': 'カードの有効期限が切れています。別のカードをお試しください。',
+  'decline.incorrect_cvc':
+    'カードのセキュリティコード（CVC）が正しくありません。確認してもう一度お試しください。',
+  'failure.capture':
+    'グループがそろった時点でカードが承認されなかったため、仮押さえは解除されました。必要なら別のカードで、もう一度負担分をお支払いください。',
+  'failure.refund':
+    '返金をカードに戻せませんでした（カードが解約または再発行された可能性があります）。ショップには連絡済みで、別の方法で返金されます。',
+  'failure.authentication':
+    'ご本人であることをカード会社が確認できなかったため、カードへの請求はされていません。もう一度お試しいただくか、別のカードをご利用ください。',
+  'failure.abandoned':
+    'カード会社による確認が時間内に完了しなかったため、カードへの請求はされていません。準備ができたら、もう一度負担分をお支払いください。',
+  'failure.processing':
+    'カードネットワークで決済を処理できませんでした。請求はされていません。もう一度お試しください。',
+  'error.upstream':
+    '決済サービスから時間内に応答がありませんでした。請求はされていません。少し待ってからもう一度お試しください。',
+  'error.amountChanged':
+    '表示後にあなたの負担分が {amount}（手数料込み）に変わりました。請求はされていません。新しい金額を確認して、もう一度お支払いください。',
+  'error.shareNotPending': 'この負担分はお支払い済みです。',
+  'error.sessionClosed':
+    'このグループはすでに受付を終了しています。お支払いが完了していた場合は、全額がカードに返金されます。',
+  'error.rateLimited': '短時間に試行が多すぎます。1分ほど待ってからもう一度お試しください。',
+  'error.invalidGroup': 'グループを保存できませんでした。下に示された箇所をご確認ください。',
+  'error.memberPaid': '{name}さんはすでに {amount} を支払っているため、この負担分は変更できません。',
+  'error.belowMinimum': '{name}さんの負担分 {amount} は、カード決済の最低金額 {minimum} を下回っています。',
+  'error.fieldRefused': 'この値は受け付けられませんでした。ご確認ください。',
+  // Receipts, refunds and the organizer's mails (text and HTML)
+  'mail.line': '{label}: {amount}',
+  'mail.card': 'カード: {brand}（末尾 {last4}）',
+  'mail.reference': 'お支払い番号: {id}',
+  'mail.receipt.subject': '領収: {merchant} でのあなたの負担分 {amount}',
+  'mail.receipt.heldSubject': 'カード仮押さえ: {merchant} でのあなたの負担分 {amount}',
+  'mail.receipt.paid':
+    'ありがとうございます。{merchant}{order} へのグループ注文で、あなたの負担分 {amount} のお支払いが完了しました。',
+  'mail.receipt.held':
+    '{merchant}{order} へのグループ注文のあなたの負担分として、カードで {amount} を仮押さえしました。全員の支払いがそろった時点で請求され、グループがそろわなかった場合は仮押さえが解除されます。',
+  'mail.receipt.total': 'お支払い済み',
+  'mail.receipt.heldTotal': 'カードで仮押さえ',
+  'mail.receipt.ifNot':
+    '{date}（UTC）までにグループ全員の支払いがそろわない場合は、手数料を含めて全額返金されます。',
+  'mail.receipt.ifNotHeld':
+    '{date}（UTC）までにグループ全員の支払いがそろわない場合は、仮押さえが解除され、請求はされません。',
+  'mail.receipt.follow': 'グループの状況はこちら: {link}',
+  'mail.closed.cancelled':
+    '{merchant}{order} へのグループ注文は、全員の支払いがそろう前にキャンセルされました。',
+  'mail.closed.expired': '{merchant}{order} へのグループ注文は、全員の支払いがそろう前に期限が切れました。',
+  'mail.closed.returned': '{merchant}{order} へのグループ注文のお支払いは返金されました。',
+  'mail.refund.subject': '返金: {merchant} から {amount}',
+  'mail.refund.label': '返金額',
+  'mail.refund.text':
+    'サービス手数料を含む {amount} 全額がカードに返金されます。カード会社の明細に反映されるまで数日かかることがあります。これ以上の請求はありません。',
+  'mail.release.subject': '仮押さえ解除: {merchant} からの請求はありません',
+  'mail.release.text': 'カードの {amount} の仮押さえは解除されました。請求はされておらず、今後もされません。',
+  'mail.funded.subject': 'グループの支払いがそろいました: {merchant} で {total}',
+  'mail.funded.text':
+    '{merchant}{order} へのグループ注文は、全員の負担分が支払われました。合計 {total} です。',
+  'mail.funded.who': '各メンバーのお支払い:',
+  'mail.failed.subject': '{name}さんのお支払いが完了しませんでした（{merchant}）',
+  'mail.failed.declined':
+    '{name}さんが {merchant}{order} へのグループ注文の負担分 {amount} を支払おうとしましたが、カードが承認されず、請求はされていません。この負担分はまだ未払いです。',
+  'mail.failed.capture':
+    'グループがそろった時点で、{merchant}{order} へのグループ注文の負担分 {amount} について {name}さんのカードが承認されませんでした。仮押さえは解除され、この負担分は再び未払いになっています。',
+  'mail.failed.link': '{name}さんは、必要なら別のカードで、ご本人用のリンクから支払えます: {link}',
+  'mail.failed.manage':
+    'グループのページから、リマインダーを送ったり、残りをあなたが負担したりすることもできます。',
 } satisfies Catalogue;

@@ -230,4 +230,72 @@ export default {
   'mail.expires':
     'De groep verloopt op {date} (UTC). Is hij dan niet volledig betaald, dan wordt elke betaling terugbetaald.',
   'mail.signature': '— Group Checkout',
+  // Refusals on the pages, by the API's code or the card's decline code (the API's own words stay English)
+  'decline.generic': 'Je kaart is geweigerd. Probeer een andere kaart, of vraag je bank waarom.',
+  'decline.insufficient_funds': 'Er staat niet genoeg saldo op je kaart. Probeer een andere kaart.',
+  'decline.expired_card': 'Je kaart is verlopen. Probeer een andere kaart.',
+  'decline.incorrect_cvc':
+    'De beveiligingscode (CVC) van je kaart klopt niet. Controleer hem en probeer het opnieuw.',
+  'failure.capture':
+    'Je kaart werd geweigerd toen de groep compleet was, dus de reservering is vrijgegeven. Betaal je deel opnieuw, zo nodig met een andere kaart.',
+  'failure.refund':
+    'Je terugbetaling kon je kaart niet bereiken (misschien is die opgezegd of vervangen). De winkel weet het en betaalt je op een andere manier terug.',
+  'failure.authentication':
+    'Je bank kon niet bevestigen dat jij het was, dus er is niets van je kaart afgeschreven. Probeer het opnieuw of gebruik een andere kaart.',
+  'failure.abandoned':
+    'De controle van je bank is niet op tijd afgerond, dus er is niets van je kaart afgeschreven. Betaal je deel opnieuw wanneer je klaar bent.',
+  'failure.processing':
+    'Het kaartnetwerk kon de betaling niet verwerken; er is niets afgeschreven. Probeer het opnieuw.',
+  'error.upstream':
+    'De betaaldienst antwoordde niet op tijd; er is niets afgeschreven. Probeer het zo meteen opnieuw.',
+  'error.amountChanged':
+    'Jouw deel is veranderd in {amount} (met de kosten) sinds de pagina het toonde; er is niets afgeschreven. Controleer het nieuwe bedrag en betaal opnieuw.',
+  'error.shareNotPending': 'Dit deel is al betaald.',
+  'error.sessionClosed':
+    'Deze groep is niet meer open. Als je betaling is gelukt, krijg je die volledig terug op je kaart.',
+  'error.rateLimited': 'Te veel pogingen in korte tijd. Wacht een minuut en probeer het dan opnieuw.',
+  'error.invalidGroup': 'De groep kon niet worden opgeslagen: controleer wat hieronder is gemarkeerd.',
+  'error.memberPaid': '{name} heeft al {amount} betaald, dus dat deel kan niet meer veranderen.',
+  'error.belowMinimum':
+    'Het deel van {name}, {amount}, is lager dan de kleinste kaartbetaling van {minimum}.',
+  'error.fieldRefused': 'Dit werd geweigerd: controleer het.',
+  // Receipts, refunds and the organizer's mails (text and HTML)
+  'mail.line': '{label}: {amount}',
+  'mail.card': 'Kaart: {brand} eindigend op {last4}',
+  'mail.reference': 'Betalingskenmerk: {id}',
+  'mail.receipt.subject': 'Betaalbewijs: {amount} voor jouw deel bij {merchant}',
+  'mail.receipt.heldSubject': 'Bedrag gereserveerd: {amount} voor jouw deel bij {merchant}',
+  'mail.receipt.paid':
+    'Bedankt: je betaling van {amount} voor jouw deel van de groepsbestelling bij {merchant}{order} is gelukt.',
+  'mail.receipt.held':
+    'Op je kaart is {amount} gereserveerd, jouw deel van de groepsbestelling bij {merchant}{order}. Het wordt pas afgeschreven als iedereen heeft betaald; wordt de groep niet compleet, dan vervalt de reservering.',
+  'mail.receipt.total': 'Je hebt betaald',
+  'mail.receipt.heldTotal': 'Gereserveerd op je kaart',
+  'mail.receipt.ifNot':
+    'Is de groep op {date} (UTC) niet helemaal betaald, dan krijg je je betaling volledig terug, kosten inbegrepen.',
+  'mail.receipt.ifNotHeld':
+    'Is de groep op {date} (UTC) niet helemaal betaald, dan vervalt de reservering en wordt er niets afgeschreven.',
+  'mail.receipt.follow': 'Volg de groep hier: {link}',
+  'mail.closed.cancelled':
+    'De groepsbestelling bij {merchant}{order} is geannuleerd voordat alle delen waren betaald.',
+  'mail.closed.expired':
+    'De tijd is verstreken voordat alle delen van de groepsbestelling bij {merchant}{order} waren betaald.',
+  'mail.closed.returned': 'Je betaling voor de groepsbestelling bij {merchant}{order} is teruggestort.',
+  'mail.refund.subject': 'Terugbetaling: {amount} terug van {merchant}',
+  'mail.refund.label': 'Terugbetaald',
+  'mail.refund.text':
+    'Je volledige {amount} gaat terug naar je kaart, servicekosten inbegrepen; het kan een paar dagen duren voordat je bank het laat zien. Er wordt niets meer afgeschreven.',
+  'mail.release.subject': 'Reservering vrijgegeven: {merchant} heeft niets afgeschreven',
+  'mail.release.text':
+    'De reservering van {amount} op je kaart is vrijgegeven: er is niets afgeschreven, en dat gebeurt ook niet meer.',
+  'mail.funded.subject': 'Je groep is helemaal betaald: {total} bij {merchant}',
+  'mail.funded.text': 'Alle delen van je groepsbestelling bij {merchant}{order} zijn betaald: samen {total}.',
+  'mail.funded.who': 'Wie wat heeft betaald:',
+  'mail.failed.subject': 'De betaling van {name} is niet gelukt ({merchant})',
+  'mail.failed.declined':
+    '{name} probeerde het eigen deel van {amount} van de groepsbestelling bij {merchant}{order} te betalen, maar de kaart werd geweigerd en er is niets afgeschreven. Dat deel staat nog open.',
+  'mail.failed.capture':
+    'Toen de groep compleet was, werd de kaart van {name} geweigerd voor het deel van {amount} van de groepsbestelling bij {merchant}{order}: de reservering is vrijgegeven en het deel staat weer open.',
+  'mail.failed.link': '{name} kan het betalen via de eigen link, zo nodig met een andere kaart: {link}',
+  'mail.failed.manage': 'Op de pagina van je groep kun je ook herinneringen sturen, of de rest zelf betalen.',
 } satisfies Catalogue;

@@ -236,4 +236,72 @@ export default {
   'mail.expires':
     'O grupo expira a {date} (UTC). Se até lá não estiver totalmente pago, todos os pagamentos são reembolsados.',
   'mail.signature': '— Group Checkout',
+  // Refusals on the pages, by the API's code or the card's decline code (the API's own words stay English)
+  'decline.generic': 'O seu cartão foi recusado. Experimente outro cartão ou pergunte ao seu banco porquê.',
+  'decline.insufficient_funds': 'O seu cartão não tem saldo suficiente. Experimente outro cartão.',
+  'decline.expired_card': 'O seu cartão expirou. Experimente outro cartão.',
+  'decline.incorrect_cvc':
+    'O código de segurança (CVC) do seu cartão está incorreto. Verifique-o e tente novamente.',
+  'failure.capture':
+    'O seu cartão foi recusado quando o grupo ficou completo, por isso a cativação foi anulada. Pague novamente a sua parte, com outro cartão se for preciso.',
+  'failure.refund':
+    'O reembolso não chegou ao seu cartão (pode estar cancelado ou substituído). A loja já foi avisada e vai devolver-lhe o dinheiro de outra forma.',
+  'failure.authentication':
+    'O seu banco não conseguiu confirmar que era você, por isso o cartão não foi cobrado. Tente novamente ou use outro cartão.',
+  'failure.abandoned':
+    'A verificação do seu banco não foi concluída a tempo, por isso o cartão não foi cobrado. Pague novamente a sua parte quando quiser.',
+  'failure.processing':
+    'A rede de cartões não conseguiu processar o pagamento; nada foi cobrado. Tente novamente.',
+  'error.upstream':
+    'O serviço de pagamento não respondeu a tempo; nada foi cobrado. Tente novamente daqui a pouco.',
+  'error.amountChanged':
+    'A sua parte mudou para {amount} (com a taxa) desde que foi mostrada; nada foi cobrado. Verifique o novo valor e pague novamente.',
+  'error.shareNotPending': 'Esta parte já está paga.',
+  'error.sessionClosed':
+    'Este grupo já não está aberto. Se o seu pagamento foi feito, é-lhe devolvido na totalidade no cartão.',
+  'error.rateLimited': 'Demasiadas tentativas em pouco tempo. Aguarde um minuto e tente novamente.',
+  'error.invalidGroup': 'Não foi possível guardar o grupo: verifique o que está assinalado abaixo.',
+  'error.memberPaid': '{name} já pagou {amount}, por isso a sua parte já não pode mudar.',
+  'error.belowMinimum':
+    'A parte de {name}, de {amount}, é inferior ao pagamento mínimo com cartão, {minimum}.',
+  'error.fieldRefused': 'Isto foi recusado: verifique.',
+  // Receipts, refunds and the organizer's mails (text and HTML)
+  'mail.line': '{label}: {amount}',
+  'mail.card': 'Cartão: {brand} terminado em {last4}',
+  'mail.reference': 'Referência do pagamento: {id}',
+  'mail.receipt.subject': 'Recibo: {amount} pela sua parte na {merchant}',
+  'mail.receipt.heldSubject': 'Valor cativo: {amount} pela sua parte na {merchant}',
+  'mail.receipt.paid':
+    'Obrigado: o seu pagamento de {amount} pela sua parte da encomenda de grupo na {merchant}{order} foi concluído.',
+  'mail.receipt.held':
+    'O seu cartão tem {amount} cativos, a sua parte da encomenda de grupo na {merchant}{order}. Só é cobrado quando todos tiverem pago; se o grupo não ficar completo, a cativação é anulada.',
+  'mail.receipt.total': 'Pagou',
+  'mail.receipt.heldTotal': 'Cativo no seu cartão',
+  'mail.receipt.ifNot':
+    'Se o grupo não estiver totalmente pago a {date} (UTC), o seu pagamento é reembolsado na totalidade, taxa incluída.',
+  'mail.receipt.ifNotHeld':
+    'Se o grupo não estiver totalmente pago a {date} (UTC), a cativação é anulada e nada é cobrado.',
+  'mail.receipt.follow': 'Acompanhe o grupo aqui: {link}',
+  'mail.closed.cancelled':
+    'A encomenda de grupo na {merchant}{order} foi cancelada antes de todas as partes estarem pagas.',
+  'mail.closed.expired':
+    'O prazo terminou antes de todas as partes da encomenda de grupo na {merchant}{order} estarem pagas.',
+  'mail.closed.returned': 'O seu pagamento da encomenda de grupo na {merchant}{order} foi devolvido.',
+  'mail.refund.subject': 'Reembolso: {amount} devolvidos pela {merchant}',
+  'mail.refund.label': 'Reembolsado',
+  'mail.refund.text':
+    'Os seus {amount} voltam na totalidade para o seu cartão, taxa de serviço incluída; o seu banco pode demorar alguns dias a mostrá-lo. Não será cobrado mais nada.',
+  'mail.release.subject': 'Cativação anulada: a {merchant} não cobrou nada',
+  'mail.release.text': 'A cativação de {amount} no seu cartão foi anulada: nada foi cobrado, nem será.',
+  'mail.funded.subject': 'O seu grupo está totalmente pago: {total} na {merchant}',
+  'mail.funded.text':
+    'Todas as partes da sua encomenda de grupo na {merchant}{order} estão pagas: {total} no total.',
+  'mail.funded.who': 'Quem pagou quanto:',
+  'mail.failed.subject': 'O pagamento de {name} não foi concluído ({merchant})',
+  'mail.failed.declined':
+    '{name} tentou pagar a sua parte de {amount} da encomenda de grupo na {merchant}{order}, mas o cartão foi recusado e nada foi cobrado. A parte continua por pagar.',
+  'mail.failed.capture':
+    'Quando o grupo ficou completo, o cartão de {name} foi recusado para a sua parte de {amount} da encomenda de grupo na {merchant}{order}: a cativação foi anulada e a parte voltou a estar por pagar.',
+  'mail.failed.link': '{name} pode pagá-la, com outro cartão se for preciso, na sua própria ligação: {link}',
+  'mail.failed.manage': 'Na página do seu grupo também pode enviar lembretes ou pagar o resto.',
 } satisfies Catalogue;

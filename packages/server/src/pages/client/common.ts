@@ -4,9 +4,9 @@
 
 import { type MessageKey, type Params, type Translate, translator } from '../../i18n/translate.ts';
 import { parseExpiry } from '../card-input.ts';
-import { timeLeft } from '../format.ts';
+import { formatMoney, timeLeft } from '../format.ts';
 import type { Html } from '../html.ts';
-import { failureWords } from '../views/parts.ts';
+import { failureWords, refusalWords } from '../views/parts.ts';
 import type { PageContext, PageShare } from '../views/types.ts';
 
 /** The page's language, as the server chose it: its messages came with the page's data. */
@@ -284,7 +284,7 @@ function outcomeWords(share: PageShare): string {
   if (share.status === 'authorized') return t('outcome.held');
   if (share.status === 'paid') return t('outcome.paid');
   if (share.status === 'authenticating') return t('outcome.confirm');
-  return failureWords(share.failure, translate);
+  return failureWords(share.failure_code, translate);
 }
 
 /**
@@ -363,11 +363,11 @@ export function bindPayForm(
       const done = await api(ctx, 'POST', '/sandbox/authenticate', { client_secret: secret, outcome: step });
       // A step nobody waits on any more (finished elsewhere, or abandoned) still ends in the refresh below.
       if (done.status !== 200 && done.body.code !== 'authentication_not_found') {
-        return showAuthError(done.body.error ?? t('auth.notThrough'));
+        return showAuthError(refusalWords(done.body, translate, 'auth.notThrough'));
       }
     }
     const answer = await api<PageShare>(ctx, 'POST', `/shares/${encodeURIComponent(shareId)}/refresh`);
-    if (answer.status !== 200) return showAuthError(answer.body.error ?? t('auth.notChecked'));
+    if (answer.status !== 200) return showAuthError(refusalWords(answer.body, translate, 'auth.notChecked'));
     announce(outcomeWords(answer.body));
     onAnswer(answer.body);
     // Still waiting on the bank (its page was closed): the step's buttons, unchanged, work again.
@@ -427,18 +427,27 @@ export function bindPayForm(
     }
     // #pay-error is an alert: what it says is read out once, without announce().
     announce('');
-    const message = answer.body.error ?? t('card.failed');
+    // Said in the page's language by code; the API's English sentence only tells which field it means.
+    const message = refusalWords(answer.body, translate, 'card.failed');
     if (answer.status === 402) {
-      showError(
-        /another card/i.test(message) ? message : `${message} ${t('outcome.tryAnother')}`,
-        ctx.processor === 'sandbox' ? 'card-number' : undefined,
-      );
-    } else if (answer.status === 400) {
-      const field = /cvc/i.test(message) ? 'card-cvc' : /exp/i.test(message) ? 'card-exp' : 'card-number';
-      showError(message, ctx.processor === 'sandbox' ? field : undefined);
+      showError(message, ctx.processor === 'sandbox' ? 'card-number' : undefined);
+    } else if (answer.status === 400 && ctx.processor === 'sandbox') {
+      const english = answer.body.error ?? '';
+      const [field, words]: [string, MessageKey] = /cvc/i.test(english)
+        ? ['card-cvc', 'card.cvcError']
+        : /exp/i.test(english)
+          ? ['card-exp', 'card.expiryError']
+          : ['card-number', 'card.numberError'];
+      showError(t(words), field);
     } else if (answer.body.code === 'amount_changed') {
       await onStale();
-      showError(message);
+      // The form now shows the new amount: say it.
+      const due = Number((document.getElementById('pay-form') as HTMLFormElement | null)?.dataset.due);
+      showError(
+        Number.isFinite(due)
+          ? t('error.amountChanged', { amount: formatMoney(due, share.currency, ctx.locale) })
+          : message,
+      );
     } else {
       showError(message);
     }

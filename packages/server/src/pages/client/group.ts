@@ -1,6 +1,7 @@
 // The group's page (the group access token): the group's progress live, and joining an equal split, which
 // leads the new member to their own share page.
 import { groupView } from '../views/pages.ts';
+import { refusalWords } from '../views/parts.ts';
 import type { PageContext, PageSession } from '../views/types.ts';
 import { api, pageData, patch, reportFinal, startPage, t } from './common.ts';
 
@@ -45,7 +46,7 @@ app.addEventListener('submit', async (event) => {
     location.assign(next.toString());
     return;
   }
-  showJoinError(answer.body.error ?? t('groupPage.joinFailed'));
+  showJoinError(refusalWords(answer.body, t, 'groupPage.joinFailed'));
 });
 
 /** The join form's error, in its alert, leaving what was typed as it is. */

@@ -2,7 +2,7 @@
 // the share links and the group's progress live, pays the organizer's own share, covers the rest, sends
 // reminders and cancels. In a modal it tells the embedding page what happened (docs/api.md#hosted-pages-and-embedding).
 import { organizerView } from '../views/pages.ts';
-import { failureWords } from '../views/parts.ts';
+import { failureWords, refusalWords } from '../views/parts.ts';
 import {
   checkDraft,
   type Draft,
@@ -177,7 +177,7 @@ app.addEventListener('click', async (event) => {
       );
       if (page.cancel_url && !ctx.embed) setTimeout(() => location.assign(page.cancel_url as string), 1500);
     } else {
-      actionFailed('cancel', answer.body.error ?? t('notice.cancelFailed'));
+      actionFailed('cancel', refusalWords(answer.body, t, 'notice.cancelFailed'));
       if (answer.status >= 500 || answer.status === 0) {
         notifyParent(ctx, 'error', page.session_id, page.order_ref, {
           code: answer.body.code ?? 'cancel_failed',
@@ -193,7 +193,7 @@ app.addEventListener('click', async (event) => {
       afterChange(answer.body, t('notice.covered'));
       (document.getElementById('card-number') ?? document.getElementById('mine-h'))?.focus();
     } else {
-      actionFailed('cover', answer.body.error ?? t('notice.failed'));
+      actionFailed('cover', refusalWords(answer.body, t, 'notice.failed'));
     }
   } else if (action === 'remind') {
     button.disabled = true;
@@ -208,7 +208,7 @@ app.addEventListener('click', async (event) => {
         ? answer.body.reminded > 0
           ? `${t('notice.reminded', { count: answer.body.reminded })}${answer.body.skipped ? ` ${t('notice.skipped', { count: answer.body.skipped })}` : ''}`
           : t('notice.noReminder')
-        : (answer.body.error ?? t('notice.remindFailed'));
+        : refusalWords(answer.body, t, 'notice.remindFailed');
     render(['actions']);
     refocus('remind');
     announce(ui.notice);
@@ -256,10 +256,7 @@ app.addEventListener('submit', async (event) => {
     document.getElementById('links-h')?.focus();
     return;
   }
-  errors =
-    answer.status === 400
-      ? serverErrors(answer.body.details, answer.body.error ?? '')
-      : { '': answer.body.error ?? t('notice.failed') };
+  errors = serverErrors(answer.body, draft, { currency: page.currency, locale: ctx.locale, t });
   render(['setup']);
   document.getElementById('setup-error')?.focus();
 });
@@ -280,7 +277,7 @@ bindPayForm(
           ? t('outcome.held')
           : share.status === 'authenticating'
             ? t('outcome.confirm')
-            : failureWords(share.failure, t),
+            : failureWords(share.failure_code, t),
     );
     if (share.status === 'authenticating' || share.status === 'pending')
       document.getElementById('mine-h')?.focus();

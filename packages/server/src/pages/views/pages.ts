@@ -317,7 +317,7 @@ export function shareView(share: PageShare, ctx: PageContext, now: number): Html
   ${
     authenticating
       ? authenticationView(share.share_id, share.amount_due_cents, m, ctx.processor)
-      : html`${share.failure ? html`<p class="error" role="alert" id="pay-failure">${failureWords(share.failure, t)}</p>` : ''}
+      : html`${share.failure ? html`<p class="error" role="alert" id="pay-failure">${failureWords(share.failure_code, t)}</p>` : ''}
   ${cardFormView(share.share_id, share.amount_due_cents, m, ctx.processor)}`
   }
 </section>`

@@ -1,6 +1,6 @@
 // Pieces every page shows: the cart, the group's progress, status words. Pure functions from the API's
 // answers to markup, used by the server and by the pages' scripts (../html.ts).
-import type { Translate } from '../../i18n/translate.ts';
+import type { MessageKey, Translate } from '../../i18n/translate.ts';
 import { formatMoney, timeLeft } from '../format.ts';
 import { type Html, html } from '../html.ts';
 import type { PageCart, PageMember, SessionStatus } from './types.ts';
@@ -14,12 +14,69 @@ export interface Money {
 
 export const money = (amount: number, m: Money): string => formatMoney(amount, m.currency, m.locale);
 
+/** Why a card was declined, by its decline code, and what to do next. */
+const declineWords = (code: string | null | undefined, t: Translate): string =>
+  code === 'insufficient_funds' || code === 'expired_card' || code === 'incorrect_cvc'
+    ? t(`decline.${code}`)
+    : t('decline.generic');
+
 /**
- * Why the last payment of a share was not taken, as the payer reads it: the processor's sentence, and what
- * to do next unless that sentence already says.
+ * Why the last payment of a share was not taken, as the payer reads it, by the share's failure_code (the
+ * processor's English sentence stays in `failure`, for the API): what happened and what to do next.
  */
-export const failureWords = (failure: string | null, t: Translate): string =>
-  `${t('outcome.failed')} ${failure ?? t('outcome.notTaken')}${/another card|try again|again when/i.test(failure ?? '') ? '' : ` ${t('outcome.tryAnother')}`}`;
+export function failureWords(code: string | null, t: Translate): string {
+  switch (code) {
+    case null:
+      return `${t('outcome.failed')} ${t('outcome.notTaken')} ${t('outcome.tryAnother')}`;
+    case 'refund_failed':
+      return t('failure.refund');
+    case 'capture_declined':
+      return t('failure.capture');
+    case 'authentication_failed':
+      return `${t('outcome.failed')} ${t('failure.authentication')}`;
+    case 'authentication_abandoned':
+      return `${t('outcome.failed')} ${t('failure.abandoned')}`;
+    default:
+      return `${t('outcome.failed')} ${declineWords(code, t)}`;
+  }
+}
+
+/** An API refusal as the page reads it. */
+export interface Refusal {
+  code?: string;
+  error?: string;
+  decline_code?: string;
+}
+
+/**
+ * What a page says for an API refusal, by its code, in the page's language (the API's `error` is English,
+ * for developers). An answer without a code was made by the page itself (the network failed, or the
+ * answer was not JSON) and is already in the page's words; a code the pages have no words for says
+ * `fallback`.
+ */
+export function refusalWords(body: Refusal, t: Translate, fallback: MessageKey): string {
+  if (!body.code || body.code === 'network_error') return body.error ?? t(fallback);
+  switch (body.code) {
+    case 'card_declined':
+      return declineWords(body.decline_code, t);
+    case 'amount_changed':
+      return t('notice.amountsChanged');
+    case 'share_not_pending':
+      return t('error.shareNotPending');
+    case 'session_not_pending':
+      return t('error.sessionClosed');
+    case 'rate_limited':
+    case 'too_many_failed_authentications':
+      return t('error.rateLimited');
+    case 'upstream_error':
+    case 'request_timeout':
+      return t('error.upstream');
+    case 'invalid_group':
+      return t('error.invalidGroup');
+    default:
+      return t(fallback);
+  }
+}
 
 const MEMBER_STATUSES = ['pending', 'authenticating', 'authorized', 'paid', 'refunded', 'released'] as const;
 

@@ -5,7 +5,15 @@
 import { minorUnitExponent } from '../../domain/currencies.ts';
 import type { Translate } from '../../i18n/translate.ts';
 import { type Html, html } from '../html.ts';
-import { type Money, memberStatusWords, modeName, money, percent } from './parts.ts';
+import {
+  type Money,
+  memberStatusWords,
+  modeName,
+  money,
+  percent,
+  type Refusal,
+  refusalWords,
+} from './parts.ts';
 import type { PageMember, PageSession, SplitMode } from './types.ts';
 
 export interface DraftMember {
@@ -179,22 +187,49 @@ export function groupBody(draft: Draft, currency: string) {
   };
 }
 
+/** A refused set-up as the API answers it: its code, and for invalid_group the refusals naming a member. */
+export interface SetupRefusal extends Refusal {
+  details?: string[];
+  problems?: { code: string; member_index: number; amount_cents: number; minimum_cents?: number }[];
+}
+
 /**
- * The server's refusals name fields as `members[1].amount_cents`: put each next to its input, the rest
- * above the form.
+ * The service's refusal of a set-up, in the page's language, next to the fields it names: a member whose
+ * share is below the smallest card payment or who has paid already (`problems`), any other line naming a
+ * member (`details`, `members[1].amount_cents …`) as refused, and the whole form's reason in the alert.
+ * The API's English words are never shown.
  */
-export function serverErrors(details: readonly string[] | undefined, message: string): FieldErrors {
-  const errors: FieldErrors = {};
-  const field: Record<string, string> = {
-    name: 'name',
-    email: 'email',
-    amount_cents: 'amount',
-    basis_points: 'percent',
-  };
-  for (const detail of details?.length ? details : [message]) {
-    const match = /members\[(\d+)\]\.(\w+)/.exec(detail);
-    const key = match && field[match[2] as string] ? `m${match[1]}-${field[match[2] as string]}` : '';
-    errors[key] = errors[key] ? `${errors[key]} ${detail}` : detail;
+export function serverErrors(body: SetupRefusal, draft: Draft, m: Money): FieldErrors {
+  const { t } = m;
+  const errors: FieldErrors = { '': refusalWords(body, t, 'notice.failed') };
+  if (body.code !== 'invalid_group') return errors;
+  const fieldOf = (index: number) =>
+    draft.mode === 'custom' || (draft.mode === 'host-pays' && index > 0)
+      ? `m${index}-amount`
+      : draft.mode === 'percentage'
+        ? `m${index}-percent`
+        : `m${index}-name`;
+  const named = new Set<number>();
+  for (const p of body.problems ?? []) {
+    const name = draft.members[p.member_index]?.name ?? '';
+    const amount = money(p.amount_cents, m);
+    const words =
+      p.code === 'below_minimum'
+        ? t('error.belowMinimum', { name, amount, minimum: money(p.minimum_cents ?? 0, m) })
+        : p.code === 'share_fixed'
+          ? t('error.memberPaid', { name, amount })
+          : t('error.fieldRefused');
+    const key = fieldOf(p.member_index);
+    errors[key] = errors[key] ? `${errors[key]} ${words}` : words;
+    named.add(p.member_index);
+  }
+  for (const detail of body.details ?? []) {
+    const [, place, field] = /^members\[(\d+)\](?:\.(\w+))?/.exec(detail) ?? [];
+    const index = Number(place);
+    if (place === undefined || named.has(index) || !draft.members[index]) continue;
+    const key = field === 'name' || field === 'email' ? `m${index}-${field}` : fieldOf(index);
+    errors[key] = t('error.fieldRefused');
+    named.add(index);
   }
   return errors;
 }

@@ -85,6 +85,8 @@ export interface PageShare {
   amount_due_cents: number;
   capture: 'immediate' | 'on_funded';
   failure: string | null;
+  /** Why, as a code the page says in its own words (views/parts.ts failureWords). */
+  failure_code: string | null;
   payment: {
     id: string | null;
     kind: string;

@@ -12,6 +12,8 @@ import * as browserTrust from './2026_11_27_0100_browser_trust.ts';
 import * as deliveryOrder from './2026_11_27_0200_delivery_order.ts';
 import * as sessionLocale from './2026_11_27_0300_session_locale.ts';
 import * as dashboard from './2026_11_28_0000_dashboard.ts';
+import * as mails from './2026_11_29_0100_mails.ts';
+import * as apiRequestLog from './2026_11_29_0200_api_request_log.ts';
 
 const migrations: Record<string, Migration> = {
   '2026_11_21_0000_foundation': foundation,
@@ -25,6 +27,8 @@ const migrations: Record<string, Migration> = {
   '2026_11_27_0200_delivery_order': deliveryOrder,
   '2026_11_27_0300_session_locale': sessionLocale,
   '2026_11_28_0000_dashboard': dashboard,
+  '2026_11_29_0100_mails': mails,
+  '2026_11_29_0200_api_request_log': apiRequestLog,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
