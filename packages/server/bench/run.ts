@@ -37,6 +37,8 @@ import {
   type DashboardPagesBenchResult,
   dashboardPagesReport,
 } from './dashboard-pages.ts';
+import { benchGroupSizes, type GroupSizeRow, groupSizeReport } from './growth.ts';
+import { benchTableSizes, type TableSizeRow, tableSizeReport } from './growth-postgres.ts';
 import { SessionCycle, seedPolled, startWrites, type WritesDone } from './mixed.ts';
 import { benchPages, type PagesBenchResult, pagesReport } from './pages.ts';
 import { benchPostgresHotPaths, type PostgresHotRow, postgresHotReport } from './postgres.ts';
@@ -71,6 +73,19 @@ const PAGE_RUNS = envNumber('BENCH_PAGE_RUNS', 20);
 const MIXED_WRITES = envNumber('BENCH_MIXED_WRITES', 100);
 const MIXED_SESSIONS = envNumber('BENCH_MIXED_SESSIONS', 1000);
 const selected = (name: string) => ONLY.length === 0 || ONLY.includes(name);
+/** Targets too long for the default run: only when BENCH_ONLY names them. */
+const named = (name: string) => ONLY.includes(name);
+
+function envList(name: string, fallback: string): number[] {
+  const raw = process.env[name] ?? fallback;
+  const values = raw
+    .split(',')
+    .filter((v) => v.trim() !== '')
+    .map(Number);
+  if (values.some((v) => !Number.isInteger(v) || v < 0))
+    throw new Error(`${name} must be a comma-separated list of whole numbers, got "${raw}"`);
+  return values;
+}
 
 /** Variables of the service that would change what is measured; the children never inherit them. */
 const SERVICE_VARIABLES = [
@@ -461,6 +476,32 @@ async function main(): Promise<void> {
       process.stdout.write('\nhot paths on PostgreSQL: skipped (set BENCH_POSTGRES_URL)\n');
     }
   }
+  let growth: { groups: GroupSizeRow[]; tables?: TableSizeRow[] } | undefined;
+  if (named('growth')) {
+    growth = {
+      groups: await benchGroupSizes({
+        sizes: envList('BENCH_GROWTH_GROUPS', '2,10,50'),
+        seconds: SECONDS,
+        warmupSeconds: WARMUP_SECONDS,
+        connections: CONNECTIONS,
+        payRate: process.env.BENCH_PAY_RATE ? PAY_RATE : 1500,
+        baseEnv,
+      }),
+    };
+    if (growth.groups.length > 0) process.stdout.write(`\n${groupSizeReport(growth.groups).join('\n')}\n`);
+    const sizes = envList('BENCH_GROWTH_SESSIONS', '10000,100000,1000000');
+    if (!postgresUrl) {
+      process.stdout.write('\ncost against table size: skipped (set BENCH_POSTGRES_URL)\n');
+    } else if (sizes.length > 0) {
+      growth.tables = await benchTableSizes(postgresUrl, {
+        sizes,
+        runs: envNumber('BENCH_GROWTH_RUNS', 20),
+        fullReconcileUpTo: envNumber('BENCH_GROWTH_FULL_RECONCILE', 100_000),
+        reconcileLimit: envNumber('BENCH_GROWTH_RECONCILE_LIMIT', 10_000),
+      });
+      process.stdout.write(`\n${tableSizeReport(growth.tables).join('\n')}\n`);
+    }
+  }
   let pages: PagesBenchResult | undefined;
   if (selected('pages')) {
     pages = await benchPages(PAGE_RUNS);
@@ -474,7 +515,7 @@ async function main(): Promise<void> {
   mkdirSync(join(ROOT, 'data'), { recursive: true });
   writeFileSync(
     RESULTS_FILE,
-    `${JSON.stringify({ ...environment, measurements, ratios, webhooks, webhooksPostgres, postgres, pages, dashboardPages }, null, 2)}\n`,
+    `${JSON.stringify({ ...environment, measurements, ratios, webhooks, webhooksPostgres, postgres, growth, pages, dashboardPages }, null, 2)}\n`,
   );
   process.stdout.write(`\nresults written to ${RESULTS_FILE}\n`);
 
