@@ -5,10 +5,11 @@
 //
 // - the session list, GET /v1/sessions (Fastify's inject: key, query, answer), first page and a page
 //   halfway down the largest merchant's history by cursor;
-// - the expiry sweeper's step (jobs/expiry.ts) with nothing due, and with 100 sessions due (planted);
+// - the expiry sweeper's step (jobs/expiry.ts) with nothing due, and with 25 sessions due (planted);
 // - the dispatcher's claim of due deliveries (flows/deliveries.ts claimChains), each claim given back;
-// - reconcile of the sessions changed since its watermark (the CLI's default), and the whole database
-//   (--full) up to BENCH_GROWTH_FULL_RECONCILE sessions (default 100000: it reads every row).
+// - reconcile of the sessions changed since its mark (the CLI's default), the mark put 100 sessions back,
+//   and the whole database (--full) up to BENCH_GROWTH_FULL_RECONCILE sessions (default 100000: it reads
+//   every row, a few milliseconds a session).
 //
 // Each is timed BENCH_GROWTH_RUNS times (20) after 3 unmeasured calls; p50 and p95 in milliseconds of
 // wall time. Then every statement each one sends is caught on its way to the driver and run again under
@@ -46,7 +47,7 @@ type TableTarget =
   | 'list-first'
   | 'list-later'
   | 'sweep-idle'
-  | 'sweep-100'
+  | 'sweep-25'
   | 'claim'
   | 'reconcile-changed'
   | 'reconcile-full';
@@ -221,16 +222,40 @@ async function measureSize(
 
   await time('list-first', async () => `${await list('')} sessions`);
   await time('list-later', async () => `${await list(cursor)} sessions`);
+  // Reconcile of the changed sessions, the CLI's default: its mark put before the 100 sessions that last
+  // changed more than 10 minutes ago (those changed since are read as well, as every run reads them).
+  const plantMark = async () => {
+    const { rows } = await sql.query<{ updated_at: string; id: string }>(
+      `select updated_at, id from sessions where updated_at < $1 order by updated_at desc, id desc offset 100 limit 1`,
+      [Date.now() - 10 * 60_000],
+    );
+    const mark = rows[0] as { updated_at: string; id: string };
+    await sql.query(
+      `insert into reconcile_marks (name, changed_at, session_id, ran_at) values ('sessions', $1, $2, $3)
+       on conflict (name) do update set changed_at = excluded.changed_at, session_id = excluded.session_id`,
+      [mark.updated_at, mark.id, Date.now()],
+    );
+  };
+  await time(
+    'reconcile-changed',
+    async () => {
+      const report = await reconcile(deps, { changed: { limit: options.reconcileLimit } });
+      if (!report.ok)
+        throw new Error(`reconcile found mismatches: ${JSON.stringify(report.mismatches.slice(0, 5))}`);
+      return `${report.checked.sessions} sessions`;
+    },
+    { runs: Math.min(options.runs, 10), warm: 1, before: plantMark },
+  );
   await time('sweep-idle', async () => `${await expireDueSessions(deps)} closed`);
   const plantDue = async () => {
     await sql.query(
       `update sessions set expires_at = $1 where id in (
-         select id from sessions where status = 'pending' and expires_at > $2 order by id limit 100)`,
+         select id from sessions where status = 'pending' and expires_at > $2 order by id limit 25)`,
       [Date.now() - 1000, Date.now() + 60_000],
     );
   };
-  await time('sweep-100', async () => `${await expireDueSessions(deps)} closed`, {
-    runs: 10,
+  await time('sweep-25', async () => `${await expireDueSessions(deps)} closed`, {
+    runs: 5,
     warm: 1,
     before: plantDue,
   });
@@ -315,7 +340,7 @@ const LABELS: Record<TableTarget, string> = {
   'list-first': 'GET /v1/sessions, first page',
   'list-later': 'GET /v1/sessions, page by cursor (halfway)',
   'sweep-idle': 'sweeper step, nothing due',
-  'sweep-100': 'sweeper step, 100 sessions due',
+  'sweep-25': 'sweeper step, 25 sessions due',
   claim: "dispatcher's claim of due deliveries",
   'reconcile-changed': 'reconcile, changed sessions',
   'reconcile-full': 'reconcile --full',

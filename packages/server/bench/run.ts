@@ -15,6 +15,14 @@
 // BENCH_ONLY=webhooks-postgres; skipped without one), BENCH_PAGE_RUNS (20): cold page loads per page in the
 // hosted pages' benchmark (bench/pages.ts) and the dashboard pages' (bench/dashboard-pages.ts,
 // BENCH_ONLY=dashboard-pages), which run last.
+//
+// Two benchmarks run only when BENCH_ONLY names them, being too long for the default run (docs/benchmarks.md,
+// "How cost grows (#17)"): `growth` (bench/growth.ts: cost against group size, BENCH_GROWTH_GROUPS (2,10,50),
+// on SQLite; against table size, BENCH_GROWTH_SESSIONS (10000,100000,1000000), on PostgreSQL with EXPLAIN of
+// each statement, BENCH_GROWTH_RUNS (20), BENCH_GROWTH_FULL_RECONCILE (100000): the largest size a whole
+// reconcile runs at, BENCH_GROWTH_RECONCILE_LIMIT (10000); about 30 minutes) and `soak` (bench/soak.ts: the
+// mixed load for BENCH_SOAK_SECONDS (600, the documented run) with the service's RSS sampled every
+// BENCH_SOAK_SAMPLE_SECONDS (10)).
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +51,7 @@ import { SessionCycle, seedPolled, startWrites, type WritesDone } from './mixed.
 import { benchPages, type PagesBenchResult, pagesReport } from './pages.ts';
 import { benchPostgresHotPaths, type PostgresHotRow, postgresHotReport } from './postgres.ts';
 import { GROUP_SIZE, PAY_BODY, SharePool, seedReference, seedService } from './shares.ts';
+import { benchSoak, type SoakResult, soakReport } from './soak.ts';
 import { benchWebhooks, type WebhookBenchResult, webhookReport } from './webhooks.ts';
 import {
   benchWebhooksPostgres,
@@ -445,6 +454,24 @@ async function main(): Promise<void> {
     connections: CONNECTIONS,
   };
   printReport(environment, measurements, ratios);
+  let soak: SoakResult | undefined;
+  if (named('soak')) {
+    soak = await benchSoak({
+      baseUrl: `http://127.0.0.1:${servicePort}`,
+      service,
+      databaseFile: join(tmp, 'bench.db'),
+      createHeaders,
+      createBody: body,
+      secretHeaders,
+      signingSecret: merchant.signing_secret,
+      seconds: envNumber('BENCH_SOAK_SECONDS', 600),
+      sampleSeconds: envNumber('BENCH_SOAK_SAMPLE_SECONDS', 10),
+      writesPerSecond: MIXED_WRITES,
+      sessions: MIXED_SESSIONS,
+      connections: CONNECTIONS,
+    });
+    process.stdout.write(`\n${soakReport(soak).join('\n')}\n`);
+  }
   await stopChildren();
   let webhooks: WebhookBenchResult | undefined;
   if (selected('webhooks')) {
@@ -515,7 +542,7 @@ async function main(): Promise<void> {
   mkdirSync(join(ROOT, 'data'), { recursive: true });
   writeFileSync(
     RESULTS_FILE,
-    `${JSON.stringify({ ...environment, measurements, ratios, webhooks, webhooksPostgres, postgres, growth, pages, dashboardPages }, null, 2)}\n`,
+    `${JSON.stringify({ ...environment, measurements, ratios, webhooks, webhooksPostgres, postgres, growth, soak, pages, dashboardPages }, null, 2)}\n`,
   );
   process.stdout.write(`\nresults written to ${RESULTS_FILE}\n`);
 
