@@ -6,7 +6,8 @@
 // - the session list, GET /v1/sessions (Fastify's inject: key, query, answer), first page and a page
 //   halfway down the largest merchant's history by cursor;
 // - the expiry sweeper's step (jobs/expiry.ts) with nothing due, and with 25 sessions due (planted);
-// - the dispatcher's claim of due deliveries (flows/deliveries.ts claimChains), each claim given back;
+// - the dispatcher's claim of due deliveries (flows/deliveries.ts claimChains), each claim given back, and
+//   the read of the head of the queue with the most pending deliveries (store/deliveries.ts queueHeads);
 // - reconcile of the sessions changed since its mark (the CLI's default), the mark put 100 sessions back,
 //   and the whole database (--full) up to BENCH_GROWTH_FULL_RECONCILE sessions (default 100000: it reads
 //   every row, a few milliseconds a session).
@@ -28,7 +29,7 @@ import { claimChains } from '../src/flows/deliveries.ts';
 import { reconcile } from '../src/flows/reconcile.ts';
 import { expireDueSessions } from '../src/jobs/expiry.ts';
 import { createLogger, openRuntime } from '../src/runtime.ts';
-import { releaseUrl } from '../src/store/deliveries.ts';
+import { queueHeads, releaseUrl } from '../src/store/deliveries.ts';
 import { seedCopies, seedTemplates } from './growth-seed.ts';
 import { columns } from './load.ts';
 
@@ -49,6 +50,7 @@ type TableTarget =
   | 'sweep-idle'
   | 'sweep-25'
   | 'claim'
+  | 'queue-head'
   | 'reconcile-changed'
   | 'reconcile-full';
 
@@ -274,11 +276,33 @@ async function measureSize(
     {
       before: async () => {
         for (const c of claimed) await releaseUrl(deps.db.kysely, deps.db.dialect, c.url, c.holder);
+        // The head of the queue with the most pending deliveries (the largest merchant's endpoint, whose receiver
+        // is behind): what a claim of that URL, or a chain going on, reads.
+        const { rows: busiest } = await sql.query<{ url: string; n: string }>(
+          `select url, count(*) as n from deliveries where state = 'pending' group by url order by 2 desc limit 1`,
+        );
+        const backlog = busiest[0];
+        if (backlog)
+          await time('queue-head', async () => {
+            const heads = await queueHeads(deps.db.kysely, [backlog.url], Date.now(), 20);
+            return `20 of ${backlog.n} pending (read ${heads.get(backlog.url)?.length ?? 0})`;
+          });
         claimed = [];
       },
     },
   );
   for (const c of claimed) await releaseUrl(deps.db.kysely, deps.db.dialect, c.url, c.holder);
+  // The head of the queue with the most pending deliveries (the largest merchant's endpoint, whose receiver
+  // is behind): what a claim of that URL, or a chain going on, reads.
+  const { rows: busiest } = await sql.query<{ url: string; n: string }>(
+    `select url, count(*) as n from deliveries where state = 'pending' group by url order by 2 desc limit 1`,
+  );
+  const backlog = busiest[0];
+  if (backlog)
+    await time('queue-head', async () => {
+      const heads = await queueHeads(deps.db.kysely, [backlog.url], Date.now(), 20);
+      return `20 of ${backlog.n} pending (read ${heads.get(backlog.url)?.length ?? 0})`;
+    });
   if (options.size <= options.fullReconcileUpTo) {
     await time(
       'reconcile-full',
@@ -342,6 +366,7 @@ const LABELS: Record<TableTarget, string> = {
   'sweep-idle': 'sweeper step, nothing due',
   'sweep-25': 'sweeper step, 25 sessions due',
   claim: "dispatcher's claim of due deliveries",
+  'queue-head': 'queue head of the URL with most pending',
   'reconcile-changed': 'reconcile, changed sessions',
   'reconcile-full': 'reconcile --full',
 };

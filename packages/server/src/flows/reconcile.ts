@@ -165,16 +165,19 @@ export async function reconcile(
     const mark = await findChangeMark(db);
     since = mark?.changedAt ?? null;
     const done = new Set<string>();
+    const open = new Set(await listOpenFindings(db));
+    // Only a change of a session's finding is written: a clean run writes nothing but its mark.
     const visit = async (id: string) => {
       if (done.has(id)) return;
       done.add(id);
       const found = await checkSession(id);
-      if (found && found.length > 0) await keepFinding(db, id, now);
-      else await dropFinding(db, id);
+      const mismatched = found !== undefined && found.length > 0;
+      if (mismatched && !open.has(id)) await keepFinding(db, id, now);
+      if (!mismatched && open.has(id)) await dropFinding(db, id);
     };
     // Sessions whose mismatches were open at the last run, until they are clean; then those whose
     // settling is overdue (a call left started, a refund that keeps failing), which may not change again.
-    for (const id of await listOpenFindings(db)) await visit(id);
+    for (const id of open) await visit(id);
     for (const id of await listSessionsToSettle(db, now - recoveryAfterMs, limit)) await visit(id);
     // The changed sessions, in the order they changed: at most `limit` of those that changed before the
     // last RECHECK_MS, then, when those are all read, every one since (read again by the next run too).
