@@ -70,6 +70,9 @@ const WEBHOOK_EVENTS = envNumber('BENCH_WEBHOOK_EVENTS', 3000);
 const PAGE_RUNS = envNumber('BENCH_PAGE_RUNS', 20);
 const MIXED_WRITES = envNumber('BENCH_MIXED_WRITES', 100);
 const MIXED_SESSIONS = envNumber('BENCH_MIXED_SESSIONS', 1000);
+/** The PostgreSQL mode measures 12 loads (2 rounds × 3 targets × 2 sides): shorter ones keep it near 3 minutes. */
+const PG_SECONDS = envNumber('BENCH_PG_SECONDS', 8);
+const PG_PAY_RATE = envNumber('BENCH_PG_PAY_RATE', 1500);
 const selected = (name: string) => ONLY.length === 0 || ONLY.includes(name);
 
 /** Variables of the service that would change what is measured; the children never inherit them. */
@@ -450,11 +453,12 @@ async function main(): Promise<void> {
   if (selected('postgres')) {
     if (postgresUrl) {
       postgres = await benchPostgresHotPaths(postgresUrl, {
-        seconds: SECONDS,
+        seconds: PG_SECONDS,
         warmupSeconds: WARMUP_SECONDS,
         connections: CONNECTIONS,
-        payRate: PAY_RATE,
+        payRate: PG_PAY_RATE,
         baseEnv,
+        profileDir: process.env.BENCH_CPU_PROF === '1' ? join(ROOT, 'data', 'bench-prof') : undefined,
       });
       process.stdout.write(`\n${postgresHotReport(postgres).join('\n')}\n`);
     } else {
