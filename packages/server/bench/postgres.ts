@@ -41,7 +41,8 @@ const CLOCK_TICKS = 100;
 const POSTGRES_GOAL = 0.8;
 
 type Side = 'service' | 'reference';
-type TargetName = 'create' | 'get' | 'pay';
+export type TargetName = 'create' | 'get' | 'pay';
+export const POSTGRES_TARGETS: readonly TargetName[] = ['create', 'get', 'pay'];
 
 export interface PostgresHotRow {
   side: Side;
@@ -65,6 +66,8 @@ export interface PostgresHotOptions {
   payRate: number;
   /** The environment the processes start from (without the service's own variables). */
   baseEnv: NodeJS.ProcessEnv;
+  /** The targets to measure, in this order. */
+  targets: readonly TargetName[];
   /** Write a V8 CPU profile of every process to this folder. */
   profileDir?: string;
 }
@@ -120,6 +123,7 @@ export async function benchPostgresHotPaths(
       sides.push({ side, url: url.toString(), env, merchant, pools: [] });
     }
     if (options.profileDir) mkdirSync(options.profileDir, { recursive: true });
+    if (options.targets.includes('pay')) for (const setup of sides) await makeShares(setup, options);
     for (const processes of [1, 2]) rows.push(...(await round(processes, sides, options)));
   } finally {
     await stopChildren();
@@ -135,9 +139,64 @@ export async function benchPostgresHotPaths(
 const groupsPerRound = (options: PostgresHotOptions) =>
   Math.ceil((options.payRate * (options.seconds + options.warmupSeconds + 1) * 1.2) / (GROUP_SIZE - 1));
 
-/** Every share but the last of each group (which would fund its session): see the top of this file. */
-const withoutLastShares = (shares: readonly string[]) =>
-  shares.filter((_, i) => i % GROUP_SIZE !== GROUP_SIZE - 1);
+/**
+ * The shares to pay, from shares listed group by group: every share but the last of each group (which
+ * would fund its session: see the top of this file), taken across `spread` groups at a time (the first
+ * share of each, then the second of each, …), so that the requests in flight pay different sessions
+ * rather than queue on one session's lock, as payers of many groups do.
+ */
+function payOrder(shares: readonly string[], spread: number): string[] {
+  const groups = Math.floor(shares.length / GROUP_SIZE);
+  const order: string[] = [];
+  for (let first = 0; first < groups; first += spread) {
+    const block = Math.min(spread, groups - first);
+    for (let position = 0; position < GROUP_SIZE - 1; position++)
+      for (let g = first; g < first + block; g++) order.push(shares[g * GROUP_SIZE + position] as string);
+  }
+  return order;
+}
+
+/**
+ * Both rounds' shares, before any load: on the service over its API, through a process of its own that
+ * stops before the rounds start (its CPU profile, if any, is not the measured processes'); on the
+ * reference written directly.
+ */
+async function makeShares(setup: SideSetup, options: PostgresHotOptions): Promise<void> {
+  const groups = groupsPerRound(options);
+  process.stderr.write(`bench: PostgreSQL, ${setup.side}: making ${2 * groups} groups to pay …\n`);
+  let shares: string[];
+  if (setup.side === 'service') {
+    const seeder = startChild('service-pg-seed', 'packages/server/src/main.ts', {
+      port: await freePort(),
+      env: setup.env,
+      cwd: ROOT,
+    });
+    const base = `http://127.0.0.1:${seeder.port}`;
+    try {
+      await waitReady(seeder, `${base}/healthz`);
+      const createHeaders = {
+        authorization: `Bearer ${setup.merchant.publishable_key}`,
+        'content-type': 'application/json',
+        origin: 'https://shop.example',
+      };
+      shares = await seedService(base, createHeaders, setup.merchant.signing_secret, 2 * groups);
+    } finally {
+      await stopChildren();
+    }
+  } else {
+    shares = await seedReference(setup.url, setup.merchant.merchant_id, 2 * groups);
+  }
+  // The planner's statistics of the new rows, the same on both databases.
+  const client = new pg.Client({ connectionString: setup.url });
+  await client.connect();
+  await client.query('analyze');
+  await client.end();
+  const half = groups * GROUP_SIZE;
+  setup.pools.push(
+    new SharePool(payOrder(shares.slice(0, half), options.connections)),
+    new SharePool(payOrder(shares.slice(half), options.connections)),
+  );
+}
 
 /** One round: `processes` processes of each side, each target measured on the service, then the reference. */
 async function round(
@@ -159,7 +218,8 @@ async function round(
           env: setup.env,
           cwd: ROOT,
           nodeArgs: options.profileDir
-            ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, `--cpu-prof-name=${name}.cpuprofile`]
+            ? // A folder per process: its loader thread writes a profile of its own beside the main thread's.
+              ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, name)}`]
             : [],
         }),
       );
@@ -193,21 +253,7 @@ async function round(
       if (!made.ok)
         throw new Error(`${setup.side}: POST /v1/sessions answered ${made.status}: ${await made.text()}`);
       const sessionId = ((await made.json()) as { session_id: string }).session_id;
-      if (setup.pools.length === 0) {
-        // Both rounds' shares at once, before any load.
-        const groups = groupsPerRound(options);
-        process.stderr.write(`bench: PostgreSQL, ${setup.side}: making ${2 * groups} groups to pay …\n`);
-        const shares =
-          setup.side === 'service'
-            ? await seedService(base(first), createHeaders, setup.merchant.signing_secret, 2 * groups)
-            : await seedReference(setup.url, setup.merchant.merchant_id, 2 * groups);
-        const half = groups * GROUP_SIZE;
-        setup.pools.push(
-          new SharePool(withoutLastShares(shares.slice(0, half))),
-          new SharePool(withoutLastShares(shares.slice(half))),
-        );
-      }
-      const pool = setup.pools[processes - 1] as SharePool;
+      const pool = setup.pools[processes - 1] ?? new SharePool([]);
       bySide.set(setup.side, {
         children,
         database: new URL(setup.url).pathname.slice(1),
@@ -234,7 +280,7 @@ async function round(
     const admin = new pg.Client({ connectionString: sides[0]?.url });
     await admin.connect();
     try {
-      for (const target of ['create', 'get', 'pay'] as const) {
+      for (const target of options.targets) {
         for (const side of ['service', 'reference'] as const) {
           const { children, targets, database } = bySide.get(side) as {
             children: Child[];
@@ -538,7 +584,6 @@ async function seedReference(url: string, merchantId: string, sessions: number):
       await client.query(insertRows('events', EVENT_COLUMNS, count), eventValues);
       await client.query('commit');
     }
-    await client.query('analyze');
     return shares;
   } finally {
     await client.end();

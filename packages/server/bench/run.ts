@@ -7,7 +7,10 @@
 // profile of the service to data/bench-prof/ (summarize it with profile-summary.ts), BENCH_ONLY=name,…
 // to run some of the measurements (hello, merchants-me, reference, reference-full, sessions-create,
 // session-get, reference-pay, share-pay, mixed, webhooks, postgres, pages), BENCH_POSTGRES_URL also
-// for the hot paths on PostgreSQL, one and two service processes (bench/postgres.ts, BENCH_ONLY=postgres), BENCH_MIXED_WRITES (100): creates and
+// for the hot paths on PostgreSQL against their same-statement reference, one and two processes each
+// (bench/postgres.ts and reference-pg.ts, BENCH_ONLY=postgres; BENCH_PG_SECONDS (8) per measurement there,
+// BENCH_PG_PAY_RATE (1000) sizes its shares, BENCH_PG_TARGETS=create,get,pay; with BENCH_CPU_PROF=1 a
+// profile of every process in data/bench-prof/<process>/), BENCH_MIXED_WRITES (100): creates and
 // as many pays a second beside the `mixed` GETs (bench/mixed.ts), over BENCH_MIXED_SESSIONS (1000), BENCH_PAY_RATE (3000): the most req/s a pay
 // target is expected to reach, which sizes the shares made for it beforehand, BENCH_WEBHOOK_EVENTS (3000):
 // events delivered by the webhook benchmark (bench/webhooks.ts), BENCH_POSTGRES_URL (or TEST_DATABASE_URL):
@@ -39,7 +42,13 @@ import {
 } from './dashboard-pages.ts';
 import { SessionCycle, seedPolled, startWrites, type WritesDone } from './mixed.ts';
 import { benchPages, type PagesBenchResult, pagesReport } from './pages.ts';
-import { benchPostgresHotPaths, type PostgresHotRow, postgresHotReport } from './postgres.ts';
+import {
+  benchPostgresHotPaths,
+  POSTGRES_TARGETS,
+  type PostgresHotRow,
+  postgresHotReport,
+  type TargetName,
+} from './postgres.ts';
 import { GROUP_SIZE, PAY_BODY, SharePool, seedReference, seedService } from './shares.ts';
 import { benchWebhooks, type WebhookBenchResult, webhookReport } from './webhooks.ts';
 import {
@@ -72,7 +81,10 @@ const MIXED_WRITES = envNumber('BENCH_MIXED_WRITES', 100);
 const MIXED_SESSIONS = envNumber('BENCH_MIXED_SESSIONS', 1000);
 /** The PostgreSQL mode measures 12 loads (2 rounds × 3 targets × 2 sides): shorter ones keep it near 3 minutes. */
 const PG_SECONDS = envNumber('BENCH_PG_SECONDS', 8);
-const PG_PAY_RATE = envNumber('BENCH_PG_PAY_RATE', 1500);
+const PG_PAY_RATE = envNumber('BENCH_PG_PAY_RATE', 1000);
+const PG_TARGETS = (process.env.BENCH_PG_TARGETS ?? POSTGRES_TARGETS.join(','))
+  .split(',')
+  .filter((t): t is TargetName => (POSTGRES_TARGETS as readonly string[]).includes(t));
 const selected = (name: string) => ONLY.length === 0 || ONLY.includes(name);
 
 /** Variables of the service that would change what is measured; the children never inherit them. */
@@ -457,6 +469,7 @@ async function main(): Promise<void> {
         warmupSeconds: WARMUP_SECONDS,
         connections: CONNECTIONS,
         payRate: PG_PAY_RATE,
+        targets: PG_TARGETS,
         baseEnv,
         profileDir: process.env.BENCH_CPU_PROF === '1' ? join(ROOT, 'data', 'bench-prof') : undefined,
       });
