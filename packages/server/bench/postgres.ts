@@ -4,9 +4,10 @@
 // (reference-pg.ts: raw `pg`, the service's statements in the service's transactions), each by the
 // service's own migrations with the same merchant, and drops them at the end. Each round starts the
 // service and the reference as one process each, then as two each on their database; for each target
-// (POST /v1/sessions, GET /v1/sessions/{id}, POST /shares/{id}/pay) it loads the service, then the
-// reference, each process by its own autocannon with its share of the connections, and sums the CPU of
-// every process of a side per answered request. It also sums the CPU of the PostgreSQL backends serving
+// (POST /v1/sessions, GET /v1/sessions/{id}, POST /shares/{id}/pay) it warms both up, then loads them in
+// turns (four slices of the measured seconds each, service then reference, so that a neighbour's load on
+// this shared machine falls on both alike), each process by its own autocannon with its share of the
+// connections, and sums the CPU of every process of a side per answered request. It also sums the CPU of the PostgreSQL backends serving
 // each side: the same statements should cost the database the same.
 //
 // Pays spend shares made beforehand, in groups of GROUP_SIZE: on the service over its API (create, then
@@ -281,15 +282,49 @@ async function round(
     await admin.connect();
     try {
       for (const target of options.targets) {
-        for (const side of ['service', 'reference'] as const) {
+        const loads = (['service', 'reference'] as const).map((side) => {
           const { children, targets, database } = bySide.get(side) as {
             children: Child[];
             targets: LoadTarget[];
             database: string;
           };
-          const t = targets.find((x) => x.target === target) as LoadTarget;
-          process.stderr.write(`bench: PostgreSQL, ${processes} process(es): ${side} ${target} …\n`);
-          rows.push(await measure(side, processes, children, t, database, admin, options));
+          return { side, children, database, t: targets.find((x) => x.target === target) as LoadTarget };
+        });
+        process.stderr.write(`bench: PostgreSQL, ${processes} process(es): ${target} …\n`);
+        if (options.warmupSeconds > 0)
+          for (const l of loads) await slice(l.children, l.t, processes, options.warmupSeconds, options);
+        // The measured seconds in alternating slices, service then reference: a neighbour's load that
+        // comes and goes falls on both sides alike.
+        const totals = loads.map(() => ({ ...EMPTY, p50s: [] as number[] }));
+        for (let k = 0; k < SLICES; k++) {
+          for (const [i, l] of loads.entries()) {
+            const m = await measured(
+              l.children,
+              l.t,
+              processes,
+              options.seconds / SLICES,
+              l.database,
+              admin,
+              options,
+            );
+            const total = totals[i] as Totals & { p50s: number[] };
+            for (const key of Object.keys(EMPTY) as (keyof Totals)[]) total[key] += m[key];
+            total.p50s.push(m.p50);
+          }
+        }
+        for (const [i, l] of loads.entries()) {
+          const total = totals[i] as Totals & { p50s: number[] };
+          rows.push({
+            side: l.side,
+            processes,
+            target,
+            requestsPerSecond: total.answered / total.seconds,
+            latencyP50Ms: total.p50s.reduce((a, b) => a + b, 0) / total.p50s.length,
+            serverCpuMicrosPerRequest: total.answered === 0 ? null : (total.cpu * 1e6) / total.answered,
+            databaseCpuMicrosPerRequest: total.answered === 0 ? null : (total.dbCpu * 1e6) / total.answered,
+            non2xx: total.non2xx,
+            errors: total.errors,
+          });
         }
       }
     } finally {
@@ -303,6 +338,9 @@ async function round(
   }
 }
 
+/** Slices each side's measured seconds are cut into, the two sides taking turns. */
+const SLICES = 4;
+
 interface LoadTarget {
   target: TargetName;
   method: 'GET' | 'POST';
@@ -312,62 +350,81 @@ interface LoadTarget {
   pool?: SharePool;
 }
 
-async function measure(
-  side: Side,
-  processes: number,
+interface Totals {
+  seconds: number;
+  answered: number;
+  non2xx: number;
+  errors: number;
+  cpu: number;
+  dbCpu: number;
+}
+const EMPTY: Totals = { seconds: 0, answered: 0, non2xx: 0, errors: 0, cpu: 0, dbCpu: 0 };
+
+/** Loads the side's processes for `seconds`, each by its own autocannon with its share of the connections. */
+function slice(
   children: Child[],
   t: LoadTarget,
+  processes: number,
+  seconds: number,
+  options: PostgresHotOptions,
+) {
+  const base = (c: Child) => `http://127.0.0.1:${c.port}`;
+  return Promise.all(
+    children.map((c) =>
+      autocannon({
+        url: t.pool ? base(c) : `${base(c)}${t.path}`,
+        method: t.method,
+        headers: t.headers,
+        body: t.body,
+        connections: Math.max(1, Math.round(options.connections / processes)),
+        duration: seconds,
+        ...(t.pool && {
+          requests: [
+            { setupRequest: (req: RequestParams) => ({ ...req, path: (t.pool as SharePool).path() }) },
+          ],
+        }),
+      }),
+    ),
+  );
+}
+
+/** One measured slice: what was answered, and the CPU the side's processes and their backends used. */
+async function measured(
+  children: Child[],
+  t: LoadTarget,
+  processes: number,
+  seconds: number,
   database: string,
   admin: pg.Client,
   options: PostgresHotOptions,
-): Promise<PostgresHotRow> {
-  const base = (c: Child) => `http://127.0.0.1:${c.port}`;
-  const load = (duration: number) =>
-    Promise.all(
-      children.map((c) =>
-        autocannon({
-          url: t.pool ? base(c) : `${base(c)}${t.path}`,
-          method: t.method,
-          headers: t.headers,
-          body: t.body,
-          connections: Math.max(1, Math.round(options.connections / processes)),
-          duration,
-          ...(t.pool && {
-            requests: [
-              { setupRequest: (req: RequestParams) => ({ ...req, path: (t.pool as SharePool).path() }) },
-            ],
-          }),
-        }),
-      ),
-    );
-  if (options.warmupSeconds > 0) await load(options.warmupSeconds);
+): Promise<Totals & { p50: number }> {
   const backends = await backendPids(admin, database);
   const before = children.map(cpuSeconds);
   const dbBefore = backends.map(pidCpuSeconds);
-  const results = await load(options.seconds);
+  const started = performance.now();
+  const results = await slice(children, t, processes, seconds, options);
+  const elapsed = (performance.now() - started) / 1000;
   const after = children.map(cpuSeconds);
   const dbAfter = backends.map(pidCpuSeconds);
-  const cpu =
-    before.every((b) => b !== null) && after.every((a) => a !== null)
-      ? after.reduce((sum: number, a, i) => sum + (a as number) - (before[i] as number), 0)
-      : null;
-  // Backends that lived through the measurement (the pools' connections stay open).
+  let cpu = 0;
+  after.forEach((a, i) => {
+    const b = before[i];
+    if (a !== null && b !== null && b !== undefined) cpu += a - b;
+  });
+  // Backends that lived through the slice (the pools' connections stay open).
   let dbCpu = 0;
   dbAfter.forEach((a, i) => {
     const b = dbBefore[i];
     if (a !== null && b !== null && b !== undefined) dbCpu += a - b;
   });
-  const answered = results.reduce((sum, r) => sum + r['2xx'] + r.non2xx, 0);
   return {
-    side,
-    processes,
-    target: t.target,
-    requestsPerSecond: results.reduce((sum, r) => sum + r.requests.mean, 0),
-    latencyP50Ms: Math.max(...results.map((r) => r.latency.p50)),
-    serverCpuMicrosPerRequest: cpu === null || answered === 0 ? null : (cpu * 1e6) / answered,
-    databaseCpuMicrosPerRequest: answered === 0 || backends.length === 0 ? null : (dbCpu * 1e6) / answered,
+    seconds: Math.max(seconds, elapsed),
+    answered: results.reduce((sum, r) => sum + r['2xx'] + r.non2xx, 0),
     non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
     errors: results.reduce((sum, r) => sum + r.errors + r.timeouts, 0),
+    cpu,
+    dbCpu,
+    p50: Math.max(...results.map((r) => r.latency.p50)),
   };
 }
 
