@@ -9,7 +9,7 @@
 // session-get, reference-pay, share-pay, mixed, webhooks, postgres, pages), BENCH_POSTGRES_URL also
 // for the hot paths on PostgreSQL against their same-statement reference, one and two processes each
 // (bench/postgres.ts and reference-pg.ts, BENCH_ONLY=postgres; BENCH_PG_SECONDS (8) per measurement there,
-// BENCH_PG_PAY_RATE (1000) sizes its shares, BENCH_PG_TARGETS=create,get,pay; with BENCH_CPU_PROF=1 a
+// BENCH_PG_PAY_RATE (600) sizes its shares, BENCH_PG_TARGETS=create,get,pay; with BENCH_CPU_PROF=1 a
 // profile of every process in data/bench-prof/<process>/), BENCH_MIXED_WRITES (100): creates and
 // as many pays a second beside the `mixed` GETs (bench/mixed.ts), over BENCH_MIXED_SESSIONS (1000), BENCH_PAY_RATE (3000): the most req/s a pay
 // target is expected to reach, which sizes the shares made for it beforehand, BENCH_WEBHOOK_EVENTS (3000):
@@ -81,7 +81,7 @@ const MIXED_WRITES = envNumber('BENCH_MIXED_WRITES', 100);
 const MIXED_SESSIONS = envNumber('BENCH_MIXED_SESSIONS', 1000);
 /** The PostgreSQL mode measures 12 loads (2 rounds × 3 targets × 2 sides): shorter ones keep it near 3 minutes. */
 const PG_SECONDS = envNumber('BENCH_PG_SECONDS', 8);
-const PG_PAY_RATE = envNumber('BENCH_PG_PAY_RATE', 1000);
+const PG_PAY_RATE = envNumber('BENCH_PG_PAY_RATE', 600);
 const PG_TARGETS = (process.env.BENCH_PG_TARGETS ?? POSTGRES_TARGETS.join(','))
   .split(',')
   .filter((t): t is TargetName => (POSTGRES_TARGETS as readonly string[]).includes(t));
