@@ -43,6 +43,17 @@ export interface OpenDbOptions {
   secrets?: SecretBox;
 }
 
+/** How every connection to a SQLite file is set up (the bench's references use them too). */
+export const SQLITE_PRAGMAS = [
+  'journal_mode = WAL',
+  'synchronous = NORMAL',
+  'foreign_keys = ON',
+  // Several processes may share one file (CLI beside the server): wait for the writer, don't fail.
+  'busy_timeout = 5000',
+  // Checkpoint the WAL every ~40 MB rather than every 4 MB: fewer fsyncs on a write-heavy sandbox.
+  'wal_autocheckpoint = 10000',
+] as const;
+
 export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
   // Every write this handle sends is told to its read caches, which drop what it may change.
   const caches = new Map<string, ReadCache<unknown>>();
@@ -54,13 +65,7 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
     const file = databaseUrl.slice('sqlite:'.length) || './data/group-checkout.db';
     if (file !== ':memory:') createPrivately(file);
     const database = new SQLite(file);
-    database.pragma('journal_mode = WAL');
-    database.pragma('synchronous = NORMAL');
-    database.pragma('foreign_keys = ON');
-    // Several processes may share one file (CLI beside the server): wait for the writer, don't fail.
-    database.pragma('busy_timeout = 5000');
-    // Checkpoint the WAL every ~40 MB rather than every 4 MB: fewer fsyncs on a write-heavy sandbox.
-    database.pragma('wal_autocheckpoint = 10000');
+    for (const pragma of SQLITE_PRAGMAS) database.pragma(pragma);
     const statements = withStatementCache(database);
     const kysely = new Kysely<Database>({
       dialect: new SqliteDialect({ database: statements }),
