@@ -32,7 +32,8 @@
 //   each NOTIFY wakes the fan-out of events (LISTEN, one round at a time, again while wakes arrive):
 //   begin; pg_try_advisory_xact_lock; up to 100 undispatched events by seq; their sessions'
 //   webhook_url; the merchant's webhook endpoints; for group.share_paid events the rows the mails are
-//   made from (the events' payloads, the sessions' customer, their members' addresses); mark them
+//   made from (the events' payloads, the sessions' customer, the addresses of the organizers and of the
+//   members the events name); mark them
 //   dispatched; commit; then claim due delivery URLs (update delivery_urls … skip locked) and read when
 //   a lease held elsewhere ends. The bench's merchant has no endpoints and its members no address, so no
 //   delivery and no mail row is written, on either side.
@@ -764,19 +765,26 @@ async function fanOut(): Promise<boolean> {
           mailing,
         )
       ).rows;
+      // The members the events name, and each session's organizer.
+      const named = found.flatMap((e) => {
+        const id = (JSON.parse(e.payload) as { data: { member?: { id: string } } }).data.member?.id;
+        return id === undefined ? [] : [id];
+      });
       const sessions = [...new Set(found.map((e) => e.session_id))];
       if (sessions.length > 0) {
         await client.query(
           `select "id", "merchant_id", "customer" from "sessions" where "id" in (${list(1, sessions.length)})`,
           sessions,
         );
+        const n = sessions.length;
         await client.query(
-          `select "id", "session_id", "email", "is_organizer", "status" from "members" where "session_id" in (${list(1, sessions.length)})`,
-          sessions,
+          named.length === 0
+            ? `select "id", "session_id", "email", "is_organizer", "status" from "members" where "session_id" in (${list(1, n)}) and "is_organizer" = $${n + 1}`
+            : `select "id", "session_id", "email", "is_organizer", "status" from "members" where "session_id" in (${list(1, n)}) and ("is_organizer" = $${n + 1} or "id" in (${list(n + 2, named.length)}))`,
+          [...sessions, 1, ...named],
         );
       }
       // The bench's members have no address: no mail to queue.
-      for (const e of found) JSON.parse(e.payload);
     }
     if (events.length > 0)
       await client.query(
