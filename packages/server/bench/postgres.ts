@@ -15,7 +15,7 @@
 // last share of each group is left unpaid on both sides: it funds its session and transfers the money,
 // which the reference does not mirror (see reference-pg.ts).
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import autocannon, { type RequestParams } from 'autocannon';
@@ -45,7 +45,7 @@ type Side = 'service' | 'reference';
 export type TargetName = 'create' | 'get' | 'pay';
 export const POSTGRES_TARGETS: readonly TargetName[] = ['create', 'get', 'pay'];
 
-export interface PostgresHotRow {
+interface PostgresHotRow {
   side: Side;
   processes: number;
   target: TargetName;
@@ -85,20 +85,35 @@ interface SideSetup {
   url: string;
   env: NodeJS.ProcessEnv;
   merchant: Merchant;
-  /** Share ids per round, in group order, the last share of each group left out. */
+  /** The shares each round pays, in the order it pays them. */
   pools: SharePool[];
+  /** Two shares of a group of their own, for the statement check. */
+  checkShares?: string[];
+}
+
+/** What each side sent PostgreSQL for one request of a target, and what followed from it. */
+interface StatementCheck {
+  target: TargetName;
+  service: string[];
+  reference: string[];
+}
+
+export interface PostgresHotResult {
+  rows: PostgresHotRow[];
+  statements: StatementCheck[];
 }
 
 export async function benchPostgresHotPaths(
   adminUrl: string,
   options: PostgresHotOptions,
-): Promise<PostgresHotRow[]> {
+): Promise<PostgresHotResult> {
   const stem = `gc_bench_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   const tmp = mkdtempSync(join(os.tmpdir(), 'gc-bench-pg-hot-'));
   const made: string[] = [];
   const rows: PostgresHotRow[] = [];
+  let statements: StatementCheck[] = [];
   try {
     const sides: SideSetup[] = [];
     for (const side of ['service', 'reference'] as const) {
@@ -125,6 +140,7 @@ export async function benchPostgresHotPaths(
     }
     if (options.profileDir) mkdirSync(options.profileDir, { recursive: true });
     if (options.targets.includes('pay')) for (const setup of sides) await makeShares(setup, options);
+    statements = await checkStatements(sides, tmp);
     for (const processes of [1, 2]) rows.push(...(await round(processes, sides, options)));
   } finally {
     await stopChildren();
@@ -133,12 +149,96 @@ export async function benchPostgresHotPaths(
     await admin.end();
     rmSync(tmp, { recursive: true, force: true });
   }
-  return rows;
+  return { rows, statements };
 }
 
-/** Groups to make per round so that the pay target of a side never runs out of shares at `payRate`. */
+/**
+ * Checks that the reference still sends what the service sends: one process of each side, each logging
+ * every statement it sends (pg-statement-log.ts) with its periodic loops slowed to once a minute, answers
+ * one create, GET and pay (and a pay only with shares made) after one of each unlogged; each request's
+ * statements are those logged from its start until 1.2 s later (its fan-out and request log included).
+ */
+async function checkStatements(sides: SideSetup[], tmp: string): Promise<StatementCheck[]> {
+  const logged = await Promise.all(
+    sides.map(async (setup) => {
+      const file = join(tmp, `statements-${setup.side}.log`);
+      writeFileSync(file, '');
+      const child = startChild(
+        `${setup.side}-pg-statements`,
+        setup.side === 'service' ? 'packages/server/src/main.ts' : join(BENCH, 'reference-pg.ts'),
+        {
+          port: await freePort(),
+          env: {
+            ...setup.env,
+            BENCH_PG_STATEMENT_LOG: file,
+            SWEEP_INTERVAL_MS: '60000',
+            SETTLE_INTERVAL_MS: '60000',
+            WEBHOOK_POLL_INTERVAL_MS: '60000',
+          },
+          cwd: ROOT,
+          nodeArgs: ['--import', join(BENCH, 'pg-statement-log.ts')],
+        },
+      );
+      const base = `http://127.0.0.1:${child.port}`;
+      await waitReady(child, `${base}/`);
+      const createHeaders = {
+        authorization: `Bearer ${setup.merchant.publishable_key}`,
+        'content-type': 'application/json',
+        origin: 'https://shop.example',
+      };
+      const body = sessionBody(setup.merchant.signing_secret);
+      const create = () => fetch(`${base}/v1/sessions`, { method: 'POST', headers: createHeaders, body });
+      const made = (await (await create()).json()) as { session_id: string };
+      const get = () =>
+        fetch(`${base}/v1/sessions/${made.session_id}`, {
+          headers: { authorization: `Bearer ${setup.merchant.secret_key}` },
+        });
+      const [warm, share] = setup.checkShares ?? [];
+      const pay = (id: string) => () =>
+        fetch(`${base}/api/v1/shares/${id}/pay`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: PAY_BODY,
+        });
+      await (await get()).text();
+      if (warm) await (await pay(warm)()).text();
+      const steps: [TargetName, () => Promise<Response>][] = [
+        ['create', create],
+        ['get', get],
+        ...(share ? [['pay', pay(share)] as [TargetName, () => Promise<Response>]] : []),
+      ];
+      const sent = new Map<TargetName, string[]>();
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      for (const [target, request] of steps) {
+        const from = readFileSync(file, 'utf8').length;
+        const answer = await request();
+        await answer.text();
+        await new Promise((resolve) => setTimeout(resolve, 1200));
+        const lines = readFileSync(file, 'utf8').slice(from).split('\n').filter(Boolean);
+        sent.set(target, answer.ok ? lines : [`(answered ${answer.status})`]);
+      }
+      return sent;
+    }),
+  ).finally(() => stopChildren());
+  const [service, reference] = logged;
+  return [...(service?.keys() ?? [])].map((target) => ({
+    target,
+    service: service?.get(target) ?? [],
+    reference: reference?.get(target) ?? [],
+  }));
+}
+
+/**
+ * Groups to make per round so that the pay target of a side never runs out of shares at `payRate`: the
+ * seconds loaded, and the requests in flight when each load (the warm-up, each slice) ends, whose shares
+ * are spent though their answers are not counted.
+ */
 const groupsPerRound = (options: PostgresHotOptions) =>
-  Math.ceil((options.payRate * (options.seconds + options.warmupSeconds + 1) * 1.2) / (GROUP_SIZE - 1));
+  Math.ceil(
+    (options.payRate * (options.seconds + options.warmupSeconds + 1) * 1.2 +
+      (SLICES + 2) * options.connections) /
+      (GROUP_SIZE - 1),
+  );
 
 /**
  * The shares to pay, from shares listed group by group: every share but the last of each group (which
@@ -164,7 +264,8 @@ function payOrder(shares: readonly string[], spread: number): string[] {
  */
 async function makeShares(setup: SideSetup, options: PostgresHotOptions): Promise<void> {
   const groups = groupsPerRound(options);
-  process.stderr.write(`bench: PostgreSQL, ${setup.side}: making ${2 * groups} groups to pay …\n`);
+  // One group more: the statement check (checkStatements) pays two of its shares.
+  process.stderr.write(`bench: PostgreSQL, ${setup.side}: making ${2 * groups + 1} groups to pay …\n`);
   let shares: string[];
   if (setup.side === 'service') {
     const seeder = startChild('service-pg-seed', 'packages/server/src/main.ts', {
@@ -180,12 +281,12 @@ async function makeShares(setup: SideSetup, options: PostgresHotOptions): Promis
         'content-type': 'application/json',
         origin: 'https://shop.example',
       };
-      shares = await seedService(base, createHeaders, setup.merchant.signing_secret, 2 * groups);
+      shares = await seedService(base, createHeaders, setup.merchant.signing_secret, 2 * groups + 1);
     } finally {
       await stopChildren();
     }
   } else {
-    shares = await seedReference(setup.url, setup.merchant.merchant_id, 2 * groups);
+    shares = await seedReference(setup.url, setup.merchant.merchant_id, 2 * groups + 1);
   }
   // The planner's statistics of the new rows, the same on both databases.
   const client = new pg.Client({ connectionString: setup.url });
@@ -195,8 +296,9 @@ async function makeShares(setup: SideSetup, options: PostgresHotOptions): Promis
   const half = groups * GROUP_SIZE;
   setup.pools.push(
     new SharePool(payOrder(shares.slice(0, half), options.connections)),
-    new SharePool(payOrder(shares.slice(half), options.connections)),
+    new SharePool(payOrder(shares.slice(half, 2 * half), options.connections)),
   );
+  setup.checkShares = shares.slice(2 * half, 2 * half + 2);
 }
 
 /** One round: `processes` processes of each side, each target measured on the service, then the reference. */
@@ -649,11 +751,27 @@ async function seedReference(url: string, merchantId: string, sessions: number):
 
 const fmt = (n: number | null) => (n === null ? 'n/a' : n.toFixed(0));
 
-export function postgresHotReport(rows: readonly PostgresHotRow[]): string[] {
+export function postgresHotReport({ rows, statements }: PostgresHotResult): string[] {
   const out = [
     `hot paths on PostgreSQL: the service against its same-statement reference (raw pg), goal ≥ ${POSTGRES_GOAL} each`,
     '',
   ];
+  for (const check of statements) {
+    const { service, reference } = check;
+    const at = service.findIndex((line, i) => line !== reference[i]);
+    const differs = at >= 0 || service.length !== reference.length;
+    if (!differs) {
+      out.push(`statements of one ${check.target}: the reference sends the service's ${service.length}`);
+      continue;
+    }
+    const i = at >= 0 ? at : service.length;
+    out.push(
+      `WARNING: statements of one ${check.target} differ (service ${service.length}, reference ${reference.length}); the reference (bench/reference-pg.ts) must follow the service. First difference, statement ${i + 1}:`,
+      `  service:   ${(service[i] ?? '(none)').slice(0, 300)}`,
+      `  reference: ${(reference[i] ?? '(none)').slice(0, 300)}`,
+    );
+  }
+  out.push('');
   const table: string[][] = [
     [
       'processes',

@@ -45,7 +45,7 @@ import { benchPages, type PagesBenchResult, pagesReport } from './pages.ts';
 import {
   benchPostgresHotPaths,
   POSTGRES_TARGETS,
-  type PostgresHotRow,
+  type PostgresHotResult,
   postgresHotReport,
   type TargetName,
 } from './postgres.ts';
@@ -461,7 +461,7 @@ async function main(): Promise<void> {
       process.stdout.write('\nwebhook deliveries on PostgreSQL: skipped (set BENCH_POSTGRES_URL)\n');
     }
   }
-  let postgres: PostgresHotRow[] | undefined;
+  let postgres: PostgresHotResult | undefined;
   if (selected('postgres')) {
     if (postgresUrl) {
       postgres = await benchPostgresHotPaths(postgresUrl, {
