@@ -4,7 +4,7 @@
 // immediate), with the same texts, in the same order, in the same transactions, through a pool of the
 // same size (10) that parses bigint and numeric as numbers, as the service's does. Read off the service
 // with log_statement=all (2026-11-25); test/payments/query-counts.test.ts pins their count (create 7,
-// pay 21, not counting begin and commit). Started by bench/postgres.ts, as one or two processes on one
+// pay 20, not counting begin and commit). Started by bench/postgres.ts, as one or two processes on one
 // database made by the service's own migrations (`group-checkout merchant create`).
 //
 // POST /v1/sessions (publishable key; 7 statements, one transaction, one commit):
@@ -15,16 +15,16 @@
 // GET /v1/sessions/{id} (secret key; 3 statements, no transaction):
 //   select the key joined to its merchant; select the session by id and merchant; select its members
 //   by position (and, once a member has moved or the session is funded, its attempts and disputes)
-// POST /api/v1/shares/{id}/pay (21 statements, three transactions):
+// POST /api/v1/shares/{id}/pay (20 statements, three transactions):
 //   select the member by share_id; select the merchant's name
 //   claim:     begin; lock the open session (update updated_at … returning *); select the member by id;
 //              count the member's attempts (the try number); insert the attempt; mark the member paying;
 //              set settle_after (the recovery); commit
 //   processor: select the sandbox_operations row by key (no transaction); begin; insert it; commit
 //   record:    begin; lock the session (update updated_at … returning *); settle the attempt
-//              (… returning *); move the member to paid; 3 ledger lines; the group's sums; its live
-//              attempts (started, and succeeded charges: the charge ids); select the member by id; the
-//              session's last event time; insert group.share_paid; select pg_notify(…); set
+//              (… returning *); move the member to paid (… returning *); 3 ledger lines; the group's
+//              sums; its live attempts (started, and succeeded charges: the charge ids); the session's
+//              last event time; insert group.share_paid; select pg_notify(…); set
 //              settle_after; commit
 // And what follows from them, as the service does it:
 //   each merchant API answer (create, GET) is a row of api_requests, written in batches apart from the
@@ -94,7 +94,7 @@ const SQL = {
   insertOperation: `insert into "sandbox_operations" ("idempotency_key", "id", "kind", "target_id", "amount_cents", "currency", "state", "outcome", "client_secret", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
   lock: 'update "sessions" set "updated_at" = $1 where "id" = $2 returning *',
   settleAttempt: `update "attempts" set "state" = $1, "processor_id" = coalesce($2, "processor_id"), "card_brand" = coalesce($3, "card_brand"), "card_last4" = coalesce($4, "card_last4"), "decline_code" = $5, "error" = $6, "updated_at" = $7 where "session_id" = $8 and "id" = $9 and "state" = $10 returning *`,
-  movePaid: `update "members" set "status" = $1, "updated_at" = $2, "failure" = $3, "paying_attempt_id" = $4 where "session_id" = $5 and "id" = $6 and "status" = $7 and "paying_attempt_id" = $8`,
+  movePaid: `update "members" set "status" = $1, "updated_at" = $2, "failure" = $3, "paying_attempt_id" = $4 where "session_id" = $5 and "id" = $6 and "status" = $7 and "paying_attempt_id" = $8 returning *`,
   insertLines: `insert into "ledger_lines" ("id", "entry_id", "kind", "account", "amount_cents", "currency", "merchant_id", "session_id", "member_id", "attempt_id", "created_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11), ($12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22), ($23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)`,
   sumGroup: `select coalesce(sum(case when status in ('paid', 'authorized') then amount_cents else 0 end), 0) as "paid_cents", coalesce(sum(case when status = 'paid' then 1 else 0 end), 0) as "paid", coalesce(sum(case when status = 'authorized' then 1 else 0 end), 0) as "authorized", coalesce(sum(case when amount_cents > 0 and (status <> 'paid' or paying_attempt_id is not null) then 1 else 0 end), 0) as "unpaid", coalesce(sum(case when amount_cents > 0 and (status not in ('paid', 'authorized') or paying_attempt_id is not null) then 1 else 0 end), 0) as "unready" from "members" where "session_id" = $1`,
   liveAttempts: `select "id", "kind", "member_id", "state", "processor_id", "client_secret", "created_at", "updated_at" from "attempts" where "session_id" = $1 and ("state" = $2 or ("state" = $3 and "kind" in ($4, $5))) order by "created_at" asc, "id" asc`,
@@ -590,7 +590,7 @@ app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
       'started',
     ]);
     if (settled.rowCount !== 1) throw new Error(`attempt ${attemptId} was settled elsewhere`);
-    const moved = await client.query(SQL.movePaid, [
+    const moved = await client.query<MemberRow>(SQL.movePaid, [
       'paid',
       at,
       null,
@@ -637,7 +637,7 @@ app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
         'capture',
       ])
     ).rows;
-    const paidMember = (await client.query<MemberRow>(SQL.memberById, [member.id])).rows[0] as MemberRow;
+    const paidMember = moved.rows[0] as MemberRow;
     const lastAt =
       (await client.query<{ at: number | null }>(SQL.lastEventAt, [locked.id])).rows[0]?.at ?? null;
     const eventId = ids.event();
