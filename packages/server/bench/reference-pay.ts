@@ -12,6 +12,12 @@
 //              group's paid total and shares still owing, and its charge ids (what the event reports
 //              and whether this payment funds the session); the last event's time (the outbox
 //              order); the group.share_paid event; settle_after
+//   fan-out:   what the service's dispatcher does for each event it commits (one transaction for the
+//              events committed meanwhile): take the undispatched events in order, read their sessions'
+//              webhook_url and their merchant's endpoints, read the events' payloads and the addresses of
+//              the organizer and member each names (for the receipt mail), mark them dispatched. The
+//              bench's merchant has no endpoint and its payers give no address, so no delivery or mail
+//              row is written here, nor by the service.
 //
 // The card is checked as the service checks it (domain/card.ts) and the ids come from the service's
 // generator. It keeps no checks the service makes beyond those (a share not pending, a payment in
@@ -207,6 +213,62 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
     return session;
   });
 
+  // The fan-out, as the service's dispatcher runs it: woken by each commit of an event, one transaction
+  // for every event committed before it runs.
+  const takeEvents = db.prepare(`select id, merchant_id, session_id, type from events
+    where dispatched_at is null order by seq limit 100`);
+  const endpointsOf = db.prepare(`select * from webhook_endpoints where merchant_id = ? and revoked_at is null
+    order by created_at, id`);
+  const prepared = new Map<string, SQLite.Statement>();
+  /** A statement prepared on its first use (its text depends on the lengths of its lists). */
+  const once = (text: string) => {
+    let statement = prepared.get(text);
+    if (!statement) {
+      statement = db.prepare(text);
+      prepared.set(text, statement);
+    }
+    return statement;
+  };
+  const list = (n: number) => `(${Array(n).fill('?').join(', ')})`;
+  const fanOut = db.transaction((): number => {
+    const events = takeEvents.all() as {
+      id: string;
+      merchant_id: string;
+      session_id: string;
+      type: string;
+    }[];
+    if (events.length === 0) return 0;
+    const ids = events.map((e) => e.id);
+    const sessionIds = [...new Set(events.map((e) => e.session_id))];
+    once(`select id, webhook_url from sessions where id in ${list(sessionIds.length)}`).all(...sessionIds);
+    for (const merchant of new Set(events.map((e) => e.merchant_id))) endpointsOf.all(merchant);
+    const mailing = once(
+      `select id, type, session_id, payload from events where id in ${list(ids.length)} and session_id is not null`,
+    ).all(...ids) as { payload: string }[];
+    const memberIds = mailing.flatMap((e) => {
+      const id = (JSON.parse(e.payload) as { data: { member?: { id: string } } }).data.member?.id;
+      return id === undefined ? [] : [id];
+    });
+    once(`select id, merchant_id, customer from sessions where id in ${list(sessionIds.length)}`).all(
+      ...sessionIds,
+    );
+    once(
+      `select id, session_id, email, is_organizer, status from members where session_id in ${list(sessionIds.length)}
+        and (is_organizer = 1 or id in ${list(memberIds.length)})`,
+    ).all(...sessionIds, ...memberIds);
+    once(`update events set dispatched_at = ? where id in ${list(ids.length)}`).run(Date.now(), ...ids);
+    return events.length;
+  });
+  let fanOutQueued = false;
+  const fanOutSoon = () => {
+    if (fanOutQueued) return;
+    fanOutQueued = true;
+    setImmediate(() => {
+      fanOutQueued = false;
+      while (fanOut() === 100);
+    });
+  };
+
   app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
     const { shareId } = request.params as { shareId: string };
     const card = (request.body as PayBody | null)?.card;
@@ -244,6 +306,7 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
     };
     charge(claimed.key, chargeId, amount, claimed.session.currency, JSON.stringify({ outcome }));
     const session = record(claimed, chargeId, brand, last4);
+    fanOutSoon();
 
     const cart = JSON.parse(session.cart) as Cart;
     const member = claimed.member;

@@ -1,7 +1,7 @@
 // Baseline B, the reference for POST /v1/sessions: bare Fastify that does the irreducible work of a
 // session create: parse the JSON body, canonicalize the cart with the shared canonicalCart, verify the
-// HMAC in constant time, insert one row with better-sqlite3 (WAL, synchronous=NORMAL as the service
-// uses). No auth, validation, rate limiting or logging. Started by run.ts in its own process.
+// HMAC in constant time, insert one row with better-sqlite3 (with the service's SQLite settings, store/db.ts
+// SQLITE_PRAGMAS). No auth, validation, rate limiting or logging. Started by run.ts in its own process.
 //
 // With BENCH_REFERENCE_MODE=full it writes instead what the service's create writes, on the service's
 // own schema (its migrations): the session, the organizer member and the group.created outbox event in
@@ -12,7 +12,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type Cart, canonicalCart } from '@group-checkout/node';
 import SQLite from 'better-sqlite3';
 import Fastify from 'fastify';
-import { openDb } from '../src/store/db.ts';
+import { openDb, SQLITE_PRAGMAS } from '../src/store/db.ts';
 import { migrateToLatest } from '../src/store/migrations/index.ts';
 import { registerPay } from './reference-pay.ts';
 
@@ -48,8 +48,8 @@ if (full) {
 }
 
 const db = new SQLite(dbFile);
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = NORMAL');
+// The service's own settings: foreign keys checked, the same WAL checkpointing (store/db.ts).
+for (const pragma of SQLITE_PRAGMAS) db.pragma(pragma);
 if (!full) {
   db.exec(`create table if not exists sessions (
     id text primary key,

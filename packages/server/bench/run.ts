@@ -7,7 +7,10 @@
 // profile of the service to data/bench-prof/ (summarize it with profile-summary.ts), BENCH_ONLY=name,…
 // to run some of the measurements (hello, merchants-me, reference, reference-full, sessions-create,
 // session-get, reference-pay, share-pay, mixed, webhooks, postgres, pages), BENCH_POSTGRES_URL also
-// for the hot paths on PostgreSQL, one and two service processes (bench/postgres.ts, BENCH_ONLY=postgres), BENCH_MIXED_WRITES (100): creates and
+// for the hot paths on PostgreSQL against their same-statement reference, one and two processes each
+// (bench/postgres.ts and reference-pg.ts, BENCH_ONLY=postgres; BENCH_PG_SECONDS (8) per measurement there,
+// BENCH_PG_PAY_RATE (600) sizes its shares, BENCH_PG_TARGETS=create,get,pay; with BENCH_CPU_PROF=1 a
+// profile of every process in data/bench-prof/<process>/), BENCH_MIXED_WRITES (100): creates and
 // as many pays a second beside the `mixed` GETs (bench/mixed.ts), over BENCH_MIXED_SESSIONS (1000), BENCH_PAY_RATE (3000): the most req/s a pay
 // target is expected to reach, which sizes the shares made for it beforehand, BENCH_WEBHOOK_EVENTS (3000):
 // events delivered by the webhook benchmark (bench/webhooks.ts), BENCH_POSTGRES_URL (or TEST_DATABASE_URL):
@@ -49,7 +52,13 @@ import { benchGroupSizes, type GroupSizeRow, groupSizeReport } from './growth.ts
 import { benchTableSizes, type TableSizeRow, tableSizeReport } from './growth-postgres.ts';
 import { SessionCycle, seedPolled, startWrites, type WritesDone } from './mixed.ts';
 import { benchPages, type PagesBenchResult, pagesReport } from './pages.ts';
-import { benchPostgresHotPaths, type PostgresHotRow, postgresHotReport } from './postgres.ts';
+import {
+  benchPostgresHotPaths,
+  POSTGRES_TARGETS,
+  type PostgresHotResult,
+  postgresHotReport,
+  type TargetName,
+} from './postgres.ts';
 import { GROUP_SIZE, PAY_BODY, SharePool, seedReference, seedService } from './shares.ts';
 import { benchSoak, type SoakResult, soakReport } from './soak.ts';
 import { benchWebhooks, type WebhookBenchResult, webhookReport } from './webhooks.ts';
@@ -81,6 +90,12 @@ const WEBHOOK_EVENTS = envNumber('BENCH_WEBHOOK_EVENTS', 3000);
 const PAGE_RUNS = envNumber('BENCH_PAGE_RUNS', 20);
 const MIXED_WRITES = envNumber('BENCH_MIXED_WRITES', 100);
 const MIXED_SESSIONS = envNumber('BENCH_MIXED_SESSIONS', 1000);
+/** The PostgreSQL mode measures 12 loads (2 rounds × 3 targets × 2 sides): shorter ones keep it near 3 minutes. */
+const PG_SECONDS = envNumber('BENCH_PG_SECONDS', 8);
+const PG_PAY_RATE = envNumber('BENCH_PG_PAY_RATE', 600);
+const PG_TARGETS = (process.env.BENCH_PG_TARGETS ?? POSTGRES_TARGETS.join(','))
+  .split(',')
+  .filter((t): t is TargetName => (POSTGRES_TARGETS as readonly string[]).includes(t));
 const selected = (name: string) => ONLY.length === 0 || ONLY.includes(name);
 /** Targets too long for the default run: only when BENCH_ONLY names them. */
 const named = (name: string) => ONLY.includes(name);
@@ -488,15 +503,17 @@ async function main(): Promise<void> {
       process.stdout.write('\nwebhook deliveries on PostgreSQL: skipped (set BENCH_POSTGRES_URL)\n');
     }
   }
-  let postgres: PostgresHotRow[] | undefined;
+  let postgres: PostgresHotResult | undefined;
   if (selected('postgres')) {
     if (postgresUrl) {
       postgres = await benchPostgresHotPaths(postgresUrl, {
-        seconds: SECONDS,
+        seconds: PG_SECONDS,
         warmupSeconds: WARMUP_SECONDS,
         connections: CONNECTIONS,
-        payRate: PAY_RATE,
+        payRate: PG_PAY_RATE,
+        targets: PG_TARGETS,
         baseEnv,
+        profileDir: process.env.BENCH_CPU_PROF === '1' ? join(ROOT, 'data', 'bench-prof') : undefined,
       });
       process.stdout.write(`\n${postgresHotReport(postgres).join('\n')}\n`);
     } else {

@@ -81,13 +81,22 @@ export async function queueEventMails(
 ): Promise<void> {
   const mailing = events.filter((e) => MAILING_EVENTS.has(e.type)).map((e) => e.id);
   if (mailing.length === 0) return;
-  const found = await findEventsForMail(trx, mailing);
-  const addresses = await findSessionAddresses(trx, [...new Set(found.map((e) => e.sessionId))]);
+  const found = (await findEventsForMail(trx, mailing)).map((event) => ({
+    ...event,
+    memberId: (JSON.parse(event.payload) as { data: { member?: { id: string } } }).data.member?.id,
+  }));
+  // The organizer and the members the events name; every member when a session closes (its releases).
+  const closing = found.some((e) => e.type === 'group.cancelled' || e.type === 'group.expired');
+  const addresses = await findSessionAddresses(
+    trx,
+    [...new Set(found.map((e) => e.sessionId))],
+    closing ? 'all' : found.flatMap((e) => (e.memberId === undefined ? [] : [e.memberId])),
+  );
   const mails: NewMail[] = [];
   for (const event of found) {
     const session = addresses.get(event.sessionId);
     if (!session) continue;
-    const memberId = (JSON.parse(event.payload) as { data: { member?: { id: string } } }).data.member?.id;
+    const { memberId } = event;
     const memberAddress = (id: string | undefined) => {
       const member = id === undefined ? undefined : session.members.get(id);
       if (!member) return null;

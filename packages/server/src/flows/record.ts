@@ -220,7 +220,7 @@ export async function recordOutcome<R>(
     }
     const settled = await settleAttempt(trx, attempt.sessionId, attempt.id, resultOf(outcome), now);
     if (!settled) return unrecorded();
-    const events = await applyOutcome(trx, session, settled, outcome, now);
+    const { events, moved } = await applyOutcome(trx, session, settled, outcome, now);
     // The last share makes the session funded in the same transaction: charged under immediate, the
     // last hold captured under on_funded.
     const takesMoney =
@@ -235,7 +235,8 @@ export async function recordOutcome<R>(
     const group = session.status === 'pending' ? await sumGroup(trx, session.id) : undefined;
     if (group && !funds(group) && owesOnlyRecovery(settlingFacts(session), group)) {
       const live = await listLiveAttempts(trx, session.id);
-      const member = await memberOf();
+      // The member as its move left it (update … returning), else as it stands.
+      const member = moved ?? (await memberOf());
       const snapshot = { session, paidCents: group.paidCents, member, charges: chargeIds(live) };
       for (const type of events) await recordEvent(deps.db.events, trx, type, snapshot, now);
       const next = recoveryAt(live, settlingTimes(deps));
@@ -277,14 +278,16 @@ async function applyOutcome(
   attempt: Attempt,
   outcome: Exclude<Outcome, { status: 'unknown' | 'action_required' }>,
   now: number,
-): Promise<EventType[]> {
+): Promise<{ events: EventType[]; moved?: Member }> {
   const memberId = attempt.memberId as string;
+  let moved: Member | undefined;
   // A payment the processor asked the payer to authenticate left its member authenticating, not pending.
   const payingFrom: MemberStatus = attempt.clientSecret !== null ? 'authenticating' : 'pending';
   const move = async (from: MemberStatus, to: MemberStatus, failure?: string | null) => {
     const paying = from === 'pending' || from === 'authenticating';
     const options = { now, failure, ...(paying ? { attemptId: attempt.id } : {}) };
-    if (!(await moveMember(trx, session.id, memberId, from, to, options)))
+    moved = await moveMember(trx, session.id, memberId, from, to, options);
+    if (!moved)
       throw new Error(
         `member ${memberId} is not ${from}: attempt ${attempt.id} (${attempt.kind}) cannot be recorded`,
       );
@@ -303,7 +306,7 @@ async function applyOutcome(
         else await stopPaying(trx, session.id, memberId, attempt.id, why, now);
         // The organizer hears of it later if the share is still open then (flows/mails.ts).
         if (outcome.status === 'declined') await queueDeclineMail(trx, session, attempt, now);
-        return [];
+        return { events: [], moved };
       }
       await move(payingFrom, attempt.kind === 'charge' ? 'paid' : 'authorized', null);
       await book(
@@ -312,7 +315,7 @@ async function applyOutcome(
           : authorizeEntry(moneyOf(attempt, memberId)),
       );
       // Reported even when the session closed meanwhile: its refund, reported next, then makes sense.
-      return ['group.share_paid'];
+      return { events: ['group.share_paid'], moved };
     case 'capture':
       if (succeeded) {
         await move('authorized', 'paid', null);
@@ -321,23 +324,23 @@ async function applyOutcome(
         // The hold is gone with the failed capture: the member owes their share again.
         await move('authorized', 'pending', CAPTURE_DECLINED);
         await book(releaseEntry(moneyOf(attempt, memberId)));
-        if (session.status === 'pending') return ['group.share_failed'];
+        if (session.status === 'pending') return { events: ['group.share_failed'], moved };
       }
-      return [];
+      return { events: [], moved };
     case 'release':
       if (succeeded) {
         await move('authorized', 'released');
         await book(releaseEntry(moneyOf(attempt, memberId)));
       }
-      return [];
+      return { events: [], moved };
     case 'refund':
-      if (!succeeded) return [];
+      if (!succeeded) return { events: [] };
       await move('paid', 'refunded');
       await book(refundEntry(moneyOf(attempt, memberId)));
-      return ['group.share_refunded'];
+      return { events: ['group.share_refunded'], moved };
     case 'transfer':
       if (succeeded) await book(transferEntry(attempt.amountCents, attempt.currency));
-      return [];
+      return { events: [] };
   }
 }
 

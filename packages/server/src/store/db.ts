@@ -3,9 +3,10 @@
 import { closeSync, constants, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type UnknownRow } from 'kysely';
 import pg from 'pg';
 import { type EventSignal, postgresEventSignal, sqliteEventSignal } from './event-signal.ts';
+import { runPreparedDirectly } from './prepared.ts';
 import { type CacheOptions, QueryCounter, ReadCache, type Write } from './read-cache.ts';
 import type { Database } from './schema.ts';
 import { NO_KEYS, type SecretBox } from './secrets.ts';
@@ -42,6 +43,17 @@ export interface OpenDbOptions {
   secrets?: SecretBox;
 }
 
+/** How every connection to a SQLite file is set up (the bench's references use them too). */
+export const SQLITE_PRAGMAS = [
+  'journal_mode = WAL',
+  'synchronous = NORMAL',
+  'foreign_keys = ON',
+  // Several processes may share one file (CLI beside the server): wait for the writer, don't fail.
+  'busy_timeout = 5000',
+  // Checkpoint the WAL every ~40 MB rather than every 4 MB: fewer fsyncs on a write-heavy sandbox.
+  'wal_autocheckpoint = 10000',
+] as const;
+
 export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
   // Every write this handle sends is told to its read caches, which drop what it may change.
   const caches = new Map<string, ReadCache<unknown>>();
@@ -53,16 +65,17 @@ export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
     const file = databaseUrl.slice('sqlite:'.length) || './data/group-checkout.db';
     if (file !== ':memory:') createPrivately(file);
     const database = new SQLite(file);
-    database.pragma('journal_mode = WAL');
-    database.pragma('synchronous = NORMAL');
-    database.pragma('foreign_keys = ON');
-    // Several processes may share one file (CLI beside the server): wait for the writer, don't fail.
-    database.pragma('busy_timeout = 5000');
-    // Checkpoint the WAL every ~40 MB rather than every 4 MB: fewer fsyncs on a write-heavy sandbox.
-    database.pragma('wal_autocheckpoint = 10000');
+    for (const pragma of SQLITE_PRAGMAS) database.pragma(pragma);
+    const statements = withStatementCache(database);
     const kysely = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: withStatementCache(database) }),
+      dialect: new SqliteDialect({ database: statements }),
       plugins: [counter],
+    });
+    // A transaction holds the one connection: its prepared statements run on it directly (store/prepared.ts).
+    runPreparedDirectly(kysely, (text, parameters) => {
+      const statement = statements.prepare(text);
+      if (statement.reader) return { rows: statement.all(parameters) as UnknownRow[] };
+      return { rows: [], numAffectedRows: BigInt(statement.run(parameters).changes) };
     });
     // Reading data_version opens a read transaction (locks on the WAL index), which costs as much as a
     // query: read it at most every DATA_VERSION_PERIOD_MS.

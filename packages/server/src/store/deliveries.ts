@@ -199,6 +199,12 @@ export async function takeDueUrls(
   const busy = request.busy.length === 0 ? sql`` : sql`and url not in (${sql.join(request.busy)})`;
   const free = sql`due_at <= ${now} and (held_until is null or held_until <= ${now}) ${busy}`;
   const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
+  // On SQLite an UPDATE takes the database's one write lock even when it matches nothing, and a wake
+  // mostly finds nothing due (an event with no endpoint to go to): look first, with a read.
+  if (dialect === 'sqlite') {
+    const due = await sql`select 1 from delivery_urls where ${free} limit 1`.execute(db);
+    if (due.rows.length === 0) return [];
+  }
   const { rows } = await sql<{ url: string; due_at: number }>`
     update delivery_urls set holder = ${holder}, held_until = ${until}
     where url in (select url from delivery_urls where ${free} order by due_at limit ${limit} ${lock})

@@ -97,7 +97,7 @@ export async function findEventsForMail(db: Executor, eventIds: readonly string[
   return rows.map((r) => ({ id: r.id, type: r.type, sessionId: r.session_id as string, payload: r.payload }));
 }
 
-/** Whom a session's mail may reach: the organizer's address and each member's. */
+/** Whom a session's mail may reach: the organizer's address and the members' read. */
 export interface SessionAddresses {
   merchantId: string;
   /** customer.email as POST /sessions gave it. */
@@ -105,9 +105,14 @@ export interface SessionAddresses {
   members: Map<string, { email: string | null; isOrganizer: boolean; status: string }>;
 }
 
+/**
+ * The sessions' addresses, with their organizers and `members` (the ids of the members mail is for, or
+ * `all` of each session's members: a closing session tells every member whose hold it let go).
+ */
 export async function findSessionAddresses(
   db: Executor,
   sessionIds: readonly string[],
+  members: readonly string[] | 'all',
 ): Promise<Map<string, SessionAddresses>> {
   const found = new Map<string, SessionAddresses>();
   if (sessionIds.length === 0) return found;
@@ -124,12 +129,16 @@ export async function findSessionAddresses(
       members: new Map(),
     });
   }
-  const members = await db
+  let query = db
     .selectFrom('members')
     .select(['id', 'session_id', 'email', 'is_organizer', 'status'])
-    .where('session_id', 'in', sessionIds)
-    .execute();
-  for (const m of members)
+    .where('session_id', 'in', sessionIds);
+  if (members !== 'all')
+    query =
+      members.length === 0
+        ? query.where('is_organizer', '=', 1)
+        : query.where((eb) => eb.or([eb('is_organizer', '=', 1), eb('id', 'in', members)]));
+  for (const m of await query.execute())
     found
       .get(m.session_id)
       ?.members.set(m.id, { email: m.email, isOrganizer: m.is_organizer === 1, status: m.status });

@@ -239,7 +239,8 @@ export async function startAuthenticating(
 
 /**
  * Moves a member's status from `from` to `to`, ending the payment attempt in flight if `attemptId` is
- * it, and writes `failure` (null clears it); false when the member was not in `from`.
+ * it, and writes `failure` (null clears it); answers the member as moved, undefined when it was not in
+ * `from`.
  */
 export async function moveMember(
   trx: Transaction<Database>,
@@ -248,13 +249,13 @@ export async function moveMember(
   from: MemberStatus,
   to: MemberStatus,
   options: { attemptId?: string; failure?: string | null; now: number },
-): Promise<boolean> {
+): Promise<Member | undefined> {
   assertMemberTransition(from, to);
   const { attemptId, failure, now } = options;
   const shape = `${failure === undefined ? '' : 'failure'}/${attemptId === undefined ? '' : 'attempt'}`;
   const values = { sessionId, memberId, from, to, failure, attemptId, now };
-  const moved = await moveQuery(shape).affected(trx, values);
-  return moved === 1;
+  const moved = await moveQuery(shape).first(trx, values);
+  return moved && toMember(moved);
 }
 
 /** A member's move, shaped by whether it writes `failure` and ends the payment `attemptId`. */
@@ -285,7 +286,7 @@ const moveQuery = preparedBy(
       .where('id', '=', p.memberId)
       .where('status', '=', p.from);
     if (attempt) query = query.where('paying_attempt_id', '=', p.attemptId as string);
-    return query;
+    return query.returningAll();
   },
 );
 

@@ -5,15 +5,23 @@
 // the same executor (the transaction, the plugins, the result). What the builder writes must not depend
 // on a value: a placeholder is a parameter, never `null` (`is null`) or a list (`in`), so those stay
 // ordinary queries.
+//
+// Inside a transaction on SQLite a prepared statement goes one step further: the transaction holds the
+// database's one connection, so the statement runs on it directly (the driver's cached better-sqlite3
+// statement), with the plugins still seeing the query and its result, but without Kysely's executor in
+// between (its connection queue and result handling cost several times what SQLite takes to run a short
+// statement; docs/decisions.md#statements-built-once).
 import {
   type Compilable,
   createQueryId,
   type DialectAdapter,
+  type Kysely,
   type OperationNodeSource,
   type QueryResult,
   type RootOperationNode,
+  type UnknownRow,
 } from 'kysely';
-import type { Executor } from './schema.ts';
+import type { Database, Executor } from './schema.ts';
 
 /** A value the statement's caller gives on each call, by name: `lines.0.id` reads `values.lines[0].id`. */
 class Slot {
@@ -34,6 +42,20 @@ interface Shape {
   sql: string;
   /** Each parameter of `sql`: a constant of the statement, or the name of a value given per call. */
   parameters: readonly unknown[];
+}
+
+/** Runs compiled SQL on the connection the caller's transaction holds, synchronously. */
+export type DirectRun = (sql: string, parameters: readonly unknown[]) => QueryResult<UnknownRow>;
+
+/** The dialects whose transactions run prepared statements directly, by their adapter (see Prepared). */
+const directRuns = new WeakMap<DialectAdapter, DirectRun>();
+
+/**
+ * Lets transactions of `kysely` run prepared statements with `run` rather than through the executor: only
+ * for a database of one connection, which a transaction holds from its begin to its end (SQLite).
+ */
+export function runPreparedDirectly(kysely: Kysely<Database>, run: DirectRun): void {
+  directRuns.set(kysely.getExecutor().adapter, run);
 }
 
 /** The values of the statement whose plugins are running (see execute), for boundValue. */
@@ -100,7 +122,11 @@ export class Prepared<P extends object, O> {
     if (seen !== shape.node)
       throw new Error('a Kysely plugin rewrites queries: prepared statements cannot be used with it');
     const parameters = shape.parameters.map((p) => (p instanceof Slot ? p.read(values) : p));
-    return db.executeQuery<O>({ query: shape.node, queryId, sql: shape.sql, parameters });
+    const direct = db.isTransaction ? directRuns.get(executor.adapter) : undefined;
+    if (!direct) return db.executeQuery<O>({ query: shape.node, queryId, sql: shape.sql, parameters });
+    let result = direct(shape.sql, parameters);
+    for (const plugin of executor.plugins) result = await plugin.transformResult({ queryId, result });
+    return result as QueryResult<O>;
   }
 
   async all(db: Executor, values: P): Promise<O[]> {

@@ -296,8 +296,10 @@ describe('expiry sweeper: two app instances on one PostgreSQL database', { skip:
           .where('status', '=', 'pending')
           .execute();
         return pending.length === 0;
-      }, 10_000);
-      assert.ok(done, 'all expired within 10 s');
+        // What this test holds is "exactly once"; the bound only keeps a stuck sweeper from hanging it, and
+        // is wide because two instances' workers on a loaded machine were seen to need more than 10 s.
+      }, 30_000);
+      assert.ok(done, 'all expired within 30 s');
       await sleep(300);
     } finally {
       const started = Date.now();

@@ -67,12 +67,29 @@ for (const dialect of DIALECTS) {
       try {
         await assert.rejects(
           own.kysely.transaction().execute(async (trx) => {
-            assert.equal(await rename.affected(trx, { id: ben, name: 'Benedict' }), 1);
+            // The plugins see each statement's result too (on SQLite the statement runs on the
+            // transaction's connection directly, and its result is still handed to them).
+            const results: unknown[] = [];
+            const watched = trx.withPlugin({
+              transformQuery: ({ node }) => node,
+              transformResult: async ({ result }) => {
+                results.push(result.numAffectedRows ?? result.rows.length);
+                return result;
+              },
+            });
+            assert.equal(await rename.affected(watched, { id: ben, name: 'Benedict' }), 1);
+            const inside = await membersOf.all(watched, { sessionId: group.created.session_id, from: 1 });
+            assert.deepEqual(
+              inside.map((m) => m.name),
+              ['Benedict'],
+              'a read in the transaction sees its write',
+            );
+            assert.deepEqual(results, [1n, 1]);
             throw new Error('roll back');
           }),
           /roll back/,
         );
-        assert.equal(own.queryCount(), 1, 'one statement counted');
+        assert.equal(own.queryCount(), 2, 'both statements counted');
       } finally {
         await own.close();
       }
