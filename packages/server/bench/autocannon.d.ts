@@ -13,6 +13,8 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
+    /** Requests to send in all, instead of a duration. */
+    amount?: number;
     method?: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
     headers?: Record<string, string>;
     body?: string;

@@ -18,6 +18,14 @@
 // BENCH_ONLY=webhooks-postgres; skipped without one), BENCH_PAGE_RUNS (20): cold page loads per page in the
 // hosted pages' benchmark (bench/pages.ts) and the dashboard pages' (bench/dashboard-pages.ts,
 // BENCH_ONLY=dashboard-pages), which run last.
+//
+// Two benchmarks run only when BENCH_ONLY names them, being too long for the default run (docs/benchmarks.md,
+// "How cost grows (#17)"): `growth` (bench/growth.ts: cost against group size, BENCH_GROWTH_GROUPS (2,10,50),
+// on SQLite; against table size, BENCH_GROWTH_SESSIONS (10000,100000,1000000), on PostgreSQL with EXPLAIN of
+// each statement, BENCH_GROWTH_RUNS (20), BENCH_GROWTH_FULL_RECONCILE (100000): the largest size a whole
+// reconcile runs at, BENCH_GROWTH_RECONCILE_LIMIT (10000); about 30 minutes) and `soak` (bench/soak.ts: the
+// mixed load for BENCH_SOAK_SECONDS (600, the documented run) with the service's RSS sampled every
+// BENCH_SOAK_SAMPLE_SECONDS (10)).
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +48,8 @@ import {
   type DashboardPagesBenchResult,
   dashboardPagesReport,
 } from './dashboard-pages.ts';
+import { benchGroupSizes, type GroupSizeRow, groupSizeReport } from './growth.ts';
+import { benchTableSizes, type TableSizeRow, tableSizeReport } from './growth-postgres.ts';
 import { SessionCycle, seedPolled, startWrites, type WritesDone } from './mixed.ts';
 import { benchPages, type PagesBenchResult, pagesReport } from './pages.ts';
 import {
@@ -50,6 +60,7 @@ import {
   type TargetName,
 } from './postgres.ts';
 import { GROUP_SIZE, PAY_BODY, SharePool, seedReference, seedService } from './shares.ts';
+import { benchSoak, type SoakResult, soakReport } from './soak.ts';
 import { benchWebhooks, type WebhookBenchResult, webhookReport } from './webhooks.ts';
 import {
   benchWebhooksPostgres,
@@ -86,6 +97,19 @@ const PG_TARGETS = (process.env.BENCH_PG_TARGETS ?? POSTGRES_TARGETS.join(','))
   .split(',')
   .filter((t): t is TargetName => (POSTGRES_TARGETS as readonly string[]).includes(t));
 const selected = (name: string) => ONLY.length === 0 || ONLY.includes(name);
+/** Targets too long for the default run: only when BENCH_ONLY names them. */
+const named = (name: string) => ONLY.includes(name);
+
+function envList(name: string, fallback: string): number[] {
+  const raw = process.env[name] ?? fallback;
+  const values = raw
+    .split(',')
+    .filter((v) => v.trim() !== '')
+    .map(Number);
+  if (values.some((v) => !Number.isInteger(v) || v < 0))
+    throw new Error(`${name} must be a comma-separated list of whole numbers, got "${raw}"`);
+  return values;
+}
 
 /** Variables of the service that would change what is measured; the children never inherit them. */
 const SERVICE_VARIABLES = [
@@ -445,6 +469,24 @@ async function main(): Promise<void> {
     connections: CONNECTIONS,
   };
   printReport(environment, measurements, ratios);
+  let soak: SoakResult | undefined;
+  if (named('soak')) {
+    soak = await benchSoak({
+      baseUrl: `http://127.0.0.1:${servicePort}`,
+      service,
+      databaseFile: join(tmp, 'bench.db'),
+      createHeaders,
+      createBody: body,
+      secretHeaders,
+      signingSecret: merchant.signing_secret,
+      seconds: envNumber('BENCH_SOAK_SECONDS', 600),
+      sampleSeconds: envNumber('BENCH_SOAK_SAMPLE_SECONDS', 10),
+      writesPerSecond: MIXED_WRITES,
+      sessions: MIXED_SESSIONS,
+      connections: CONNECTIONS,
+    });
+    process.stdout.write(`\n${soakReport(soak).join('\n')}\n`);
+  }
   await stopChildren();
   let webhooks: WebhookBenchResult | undefined;
   if (selected('webhooks')) {
@@ -478,6 +520,32 @@ async function main(): Promise<void> {
       process.stdout.write('\nhot paths on PostgreSQL: skipped (set BENCH_POSTGRES_URL)\n');
     }
   }
+  let growth: { groups: GroupSizeRow[]; tables?: TableSizeRow[] } | undefined;
+  if (named('growth')) {
+    growth = {
+      groups: await benchGroupSizes({
+        sizes: envList('BENCH_GROWTH_GROUPS', '2,10,50'),
+        seconds: SECONDS,
+        warmupSeconds: WARMUP_SECONDS,
+        connections: CONNECTIONS,
+        payRate: process.env.BENCH_PAY_RATE ? PAY_RATE : 1500,
+        baseEnv,
+      }),
+    };
+    if (growth.groups.length > 0) process.stdout.write(`\n${groupSizeReport(growth.groups).join('\n')}\n`);
+    const sizes = envList('BENCH_GROWTH_SESSIONS', '10000,100000,1000000');
+    if (!postgresUrl) {
+      process.stdout.write('\ncost against table size: skipped (set BENCH_POSTGRES_URL)\n');
+    } else if (sizes.length > 0) {
+      growth.tables = await benchTableSizes(postgresUrl, {
+        sizes,
+        runs: envNumber('BENCH_GROWTH_RUNS', 20),
+        fullReconcileUpTo: envNumber('BENCH_GROWTH_FULL_RECONCILE', 100_000),
+        reconcileLimit: envNumber('BENCH_GROWTH_RECONCILE_LIMIT', 10_000),
+      });
+      process.stdout.write(`\n${tableSizeReport(growth.tables).join('\n')}\n`);
+    }
+  }
   let pages: PagesBenchResult | undefined;
   if (selected('pages')) {
     pages = await benchPages(PAGE_RUNS);
@@ -491,7 +559,7 @@ async function main(): Promise<void> {
   mkdirSync(join(ROOT, 'data'), { recursive: true });
   writeFileSync(
     RESULTS_FILE,
-    `${JSON.stringify({ ...environment, measurements, ratios, webhooks, webhooksPostgres, postgres, pages, dashboardPages }, null, 2)}\n`,
+    `${JSON.stringify({ ...environment, measurements, ratios, webhooks, webhooksPostgres, postgres, growth, soak, pages, dashboardPages }, null, 2)}\n`,
   );
   process.stdout.write(`\nresults written to ${RESULTS_FILE}\n`);
 

@@ -50,29 +50,59 @@ export async function seedService(
   signingSecret: string,
   sessions: number,
 ): Promise<string[]> {
-  const body = sessionBody(signingSecret, { group_config: { max_size: GROUP_SIZE, capture: 'immediate' } });
+  const groups = await seedGroups(baseUrl, createHeaders, signingSecret, sessions, GROUP_SIZE);
+  return groups.flatMap((g) => g.shares);
+}
+
+/** A session made by seedGroups: its id, the organizer's access token and its share ids in order. */
+export interface SeededGroup {
+  sessionId: string;
+  access: string;
+  /** The organizer's page, as session_url names it (path and query). */
+  organizerPath: string;
+  shares: string[];
+}
+
+/**
+ * `sessions` sessions with a group of `size` members each (capture immediate, custom amounts), made over
+ * the API four at a time; answers them in the order they were asked for.
+ */
+export async function seedGroups(
+  baseUrl: string,
+  createHeaders: Record<string, string>,
+  signingSecret: string,
+  sessions: number,
+  size: number,
+): Promise<SeededGroup[]> {
+  const body = sessionBody(signingSecret, { group_config: { max_size: size, capture: 'immediate' } });
   const total = benchCart().total;
-  const each = Math.floor(total / GROUP_SIZE);
-  const members = Array.from({ length: GROUP_SIZE }, (_, i) => ({
+  const each = Math.floor(total / size);
+  const members = Array.from({ length: size }, (_, i) => ({
     name: `Member ${i}`,
-    amount_cents: i === 0 ? total - each * (GROUP_SIZE - 1) : each,
+    amount_cents: i === 0 ? total - each * (size - 1) : each,
   }));
   const group = JSON.stringify({ mode: 'custom', members });
-  const bySession: string[][] = [];
-  let made = 0;
+  const made: SeededGroup[] = [];
+  let next = 0;
   async function worker() {
-    while (made < sessions) {
-      const index = made++;
+    while (next < sessions) {
+      const index = next++;
       const created = await post(`${baseUrl}/v1/sessions`, 'POST', createHeaders, body);
-      const access = new URL(created.session_url as string).searchParams.get('access') ?? '';
+      const url = new URL(created.session_url as string);
+      const access = url.searchParams.get('access') ?? '';
       const set = (await post(`${baseUrl}/api/v1/session/group?access=${access}`, 'PUT', {}, group)) as {
         group: { members: { share_id: string }[] };
       };
-      bySession[index] = set.group.members.map((m) => m.share_id);
+      made[index] = {
+        sessionId: created.session_id as string,
+        access,
+        organizerPath: `${url.pathname}${url.search}`,
+        shares: set.group.members.map((m) => m.share_id),
+      };
     }
   }
   await Promise.all(Array.from({ length: 4 }, worker));
-  return bySession.flat();
+  return made;
 }
 
 /** The same on the same-writes reference, which writes them with raw statements (reference-pay.ts). */

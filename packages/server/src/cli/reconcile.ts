@@ -1,25 +1,41 @@
 // group-checkout reconcile: checks the ledger, the statuses and the processor's records against each
-// other (flows/reconcile.ts); exit code 1 when anything does not match, each mismatch on stdout.
+// other (flows/reconcile.ts); exit code 1 when anything does not match, each mismatch on stdout. By
+// default the sessions changed since the last run, at most --limit of them; --full reads everything.
+import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.ts';
 import { type ReconcileReport, reconcile as reconcileAll } from '../flows/reconcile.ts';
 import { processorFor } from '../processor/index.ts';
-import { type Command, jsonFlag, print, SaidOnStdout, withDb } from './command.ts';
+import { type Command, print, SaidOnStdout, UsageError, withDb } from './command.ts';
+
+/** Changed sessions one run checks at most, unless --limit says otherwise. */
+const DEFAULT_LIMIT = 100_000;
 
 export const reconcile: Command = {
   name: 'reconcile',
-  usage: '[--json]',
+  usage: '[--full] [--limit N] [--json]',
   async run(args, config) {
-    const json = jsonFlag(args);
+    const { values } = parseArgs({
+      args,
+      options: {
+        json: { type: 'boolean', default: false },
+        full: { type: 'boolean', default: false },
+        limit: { type: 'string' },
+      },
+      strict: true,
+    });
+    const limit = values.limit === undefined ? DEFAULT_LIMIT : Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new UsageError(`--limit must be a whole number of sessions, 1 or more; got "${values.limit}"`);
+    if (values.full && values.limit !== undefined)
+      throw new UsageError('--limit bounds a run of the changed sessions; --full reads them all');
     const report = await withDb(config, async (db) =>
-      reconcileAll({
-        db,
-        processor: await processorFor(config, db, systemClock),
-        clock: systemClock,
-        config,
-      }),
+      reconcileAll(
+        { db, processor: await processorFor(config, db, systemClock), clock: systemClock, config },
+        values.full ? {} : { changed: { limit } },
+      ),
     );
-    const { ok, checked, mismatches } = report;
-    print(json, { ok, checked, mismatches }, reconcileLines(report));
+    const { ok, scope, since, more, checked, mismatches } = report;
+    print(values.json ?? false, { ok, scope, since, more, checked, mismatches }, reconcileLines(report));
     if (!ok) throw new SaidOnStdout();
   },
 };
@@ -29,7 +45,8 @@ function reconcileLines(report: ReconcileReport): string[] {
   const n = report.checked.sessions;
   const count = report.mismatches.length;
   lines.push(
-    `reconcile: ${n} sessions checked, ${count === 0 ? 'clean' : `${count} mismatch${count === 1 ? '' : 'es'}`}`,
+    `reconcile: ${n} sessions checked, ${count === 0 ? 'clean' : `${count} mismatch${count === 1 ? '' : 'es'}`}` +
+      (report.more ? '; more changed sessions wait: run it again' : ''),
   );
   return lines;
 }

@@ -336,6 +336,21 @@ interface DashboardSessionsTable {
   ended_at: number | null;
 }
 
+/** How far reconcile of the changed sessions has read (one row, name 'sessions'). */
+interface ReconcileMarksTable {
+  name: string;
+  /** Every session at or before (changed_at, session_id), in that order, has been checked. */
+  changed_at: number;
+  session_id: string;
+  ran_at: number;
+}
+
+/** A session reconcile found a mismatch in, checked again by each run until it is clean. */
+interface ReconcileFindingsTable {
+  session_id: string;
+  found_at: number;
+}
+
 /** One answered merchant API request (docs/dashboard.md#api-request-log); kept 7 days. */
 interface ApiRequestsTable {
   /** The request id (req_…). */
@@ -374,6 +389,8 @@ export interface Database {
   dashboard_links: DashboardLinksTable;
   dashboard_sessions: DashboardSessionsTable;
   api_requests: ApiRequestsTable;
+  reconcile_marks: ReconcileMarksTable;
+  reconcile_findings: ReconcileFindingsTable;
 }
 
 /** What a named query runs on: the database, or a transaction a flow holds open. */
