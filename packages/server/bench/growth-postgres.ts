@@ -8,8 +8,8 @@
 // - the expiry sweeper's step (jobs/expiry.ts) with nothing due, and with 25 sessions due (planted);
 // - the dispatcher's claim of due deliveries (flows/deliveries.ts claimChains), each claim given back, and
 //   the read of the head of the queue with the most pending deliveries (store/deliveries.ts queueHeads);
-// - reconcile of the sessions changed since its mark (the CLI's default), the mark put 100 sessions back,
-//   and the whole database (--full) up to BENCH_GROWTH_FULL_RECONCILE sessions (default 100000: it reads
+// - reconcile of the sessions changed since its mark (reconcile --changed), the mark put 100 sessions back,
+//   and the whole database (the default) up to BENCH_GROWTH_FULL_RECONCILE sessions (default 100000: it reads
 //   every row, a few milliseconds a session).
 //
 // Each is timed BENCH_GROWTH_RUNS times (20) after 3 unmeasured calls; p50 and p95 in milliseconds of
@@ -367,8 +367,8 @@ const LABELS: Record<TableTarget, string> = {
   'sweep-25': 'sweeper step, 25 sessions due',
   claim: "dispatcher's claim of due deliveries",
   'queue-head': 'queue head of the URL with most pending',
-  'reconcile-changed': 'reconcile, changed sessions',
-  'reconcile-full': 'reconcile --full',
+  'reconcile-changed': 'reconcile --changed',
+  'reconcile-full': 'reconcile (every session)',
 };
 
 export function tableSizeReport(rows: readonly TableSizeRow[]): string[] {

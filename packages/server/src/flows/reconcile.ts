@@ -1,7 +1,7 @@
 // Reconcile (docs/decisions.md#ledger-and-reconciliation, docs/operations.md#when-reconcile-reports-a-mismatch):
 // reads sessions with their members, attempts and ledger lines, and the processor's own records, and names
 // each place where they disagree. An operator decides what to do about a mismatch. Two scopes: the whole
-// database (`group-checkout reconcile --full`), or the sessions changed since the last such run, a bounded
+// database (`group-checkout reconcile`, the default), or the sessions changed since the last such run, a bounded
 // number at a time (the CLI's default), which is all it writes: how far it read, and which sessions still
 // have a mismatch open.
 import type { Config } from '../config.ts';

@@ -158,11 +158,16 @@ for (const dialect of DIALECTS) {
       });
     });
 
-    test('group-checkout reconcile: the changed sessions by default, --limit, --full, and their JSON', async () => {
+    test('group-checkout reconcile: every session by default, --changed with --limit, and their JSON', async () => {
       await withApp(dialect, async (t) => {
         await equalGroup(t, ['Ada', 'Ben']);
         const env = { DATABASE_URL: t.deps.config.databaseUrl };
-        const changed = await cli(['reconcile', '--json', '--limit', '5'], env);
+        const full = await cli(['reconcile', '--json'], env);
+        assert.equal(full.code, 0, full.stderr);
+        const whole = JSON.parse(full.stdout);
+        assert.deepEqual(Object.keys(whole), ['ok', 'checked', 'mismatches'], 'the documented shape');
+        assert.deepEqual([whole.ok, whole.checked.sessions], [true, 1]);
+        const changed = await cli(['reconcile', '--json', '--changed', '--limit', '5'], env);
         assert.equal(changed.code, 0, changed.stderr);
         const answer = JSON.parse(changed.stdout);
         assert.deepEqual(Object.keys(answer), ['ok', 'scope', 'since', 'more', 'checked', 'mismatches']);
@@ -171,12 +176,10 @@ for (const dialect of DIALECTS) {
           [true, 'changed', null, false],
         );
         assert.equal(answer.checked.sessions, 1);
-        const full = JSON.parse((await cli(['reconcile', '--json', '--full'], env)).stdout);
-        assert.deepEqual([full.scope, full.since, full.checked.sessions], ['full', null, 1]);
         for (const bad of [
-          ['--limit', '0'],
-          ['--limit', 'many'],
-          ['--full', '--limit', '5'],
+          ['--changed', '--limit', '0'],
+          ['--changed', '--limit', 'many'],
+          ['--limit', '5'],
         ]) {
           const refused = await cli(['reconcile', ...bad], env);
           assert.equal(refused.code, 2, `${bad.join(' ')}: ${refused.stdout}`);
