@@ -17,23 +17,43 @@ import type { Loop } from './loop.ts';
 
 /** Deliveries of one URL read from its queue at a time: enough to amortize the read. */
 const CHAIN_LENGTH = 20;
+/**
+ * The least time between the starts of two rounds that a wake asks for (docs/architecture.md#webhook-delivery):
+ * under a steady stream of commits, one round takes every event committed meanwhile instead of one round
+ * (a transaction and its reads) per event. A wake after a quiet spell starts a round at once.
+ */
+export const ROUND_GAP_MS = 15;
 
 export async function startDispatcher(deps: Deps): Promise<Loop> {
   const sender = openSender(deps);
   const running = new Map<string, Promise<void>>();
   let stopped = false;
   let pumping = false;
-  let again = false;
+  /** Work is known to be left (a full fan-out batch, a claim that found work): go round again at once. */
+  let more = false;
+  /** Woken while a round ran: another round, paced by ROUND_GAP_MS. */
+  let woken = false;
+  let lastRoundAt = Number.NEGATIVE_INFINITY;
+  let roundTimer: NodeJS.Timeout | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
   let retryAt = Number.POSITIVE_INFINITY;
 
   const wake = () => {
     if (stopped) return;
     if (pumping) {
-      again = true;
+      woken = true;
       return;
     }
-    void pump();
+    if (roundTimer !== undefined) return;
+    const wait = lastRoundAt + ROUND_GAP_MS - performance.now();
+    if (wait <= 0) {
+      void pump();
+      return;
+    }
+    roundTimer = setTimeout(() => {
+      roundTimer = undefined;
+      if (!stopped && !pumping) void pump();
+    }, wait);
   };
 
   const scheduleRetry = (at: number) => {
@@ -65,11 +85,13 @@ export async function startDispatcher(deps: Deps): Promise<Loop> {
 
   async function pump(): Promise<void> {
     pumping = true;
+    woken = false;
     try {
       do {
-        again = false;
+        more = false;
+        lastRoundAt = performance.now();
         // A full batch means more may wait: go round again, claiming in between.
-        if (await fanOutEvents(deps)) again = true;
+        if (await fanOutEvents(deps)) more = true;
         const free = deps.config.webhookConcurrency - running.size;
         if (free <= 0) continue;
         const chains = await claimChains(deps, {
@@ -85,13 +107,14 @@ export async function startDispatcher(deps: Deps): Promise<Loop> {
           if (at !== undefined) scheduleRetry(at);
         }
         // While a claim finds work and slots are left, claim again.
-        if (chains.length > 0 && running.size < deps.config.webhookConcurrency) again = true;
-      } while (again && !stopped);
+        if (chains.length > 0 && running.size < deps.config.webhookConcurrency) more = true;
+      } while (more && !stopped);
     } catch (error) {
       deps.logger.error({ err: error }, 'webhook dispatcher round failed');
     } finally {
       pumping = false;
     }
+    if (woken) wake();
   }
 
   const stopListening = await deps.db.events.listen(wake, (error) =>
@@ -104,6 +127,7 @@ export async function startDispatcher(deps: Deps): Promise<Loop> {
       stopped = true;
       clearInterval(poll);
       clearTimeout(retryTimer);
+      clearTimeout(roundTimer);
       await stopListening();
       // A chain stops after the attempt in flight (at most WEBHOOK_TIMEOUT_MS) and gives the rest back.
       while (pumping || running.size > 0) {
