@@ -52,6 +52,8 @@ export const SQLITE_PRAGMAS = [
   'busy_timeout = 5000',
   // Checkpoint the WAL every ~40 MB rather than every 4 MB: fewer fsyncs on a write-heavy sandbox.
   'wal_autocheckpoint = 10000',
+  'cache_size = -32000',
+  'mmap_size = 268435456',
 ] as const;
 
 export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
