@@ -5,7 +5,6 @@ import Fastify, { type RouteOptions } from 'fastify';
 import type { AuthRequirement } from './api/auth.ts';
 import { answerClientError } from './api/errors.ts';
 import * as health from './api/health.ts';
-import { idempotencyOnSend } from './api/idempotency.ts';
 import { merchantApi } from './api/merchant/index.ts';
 import { payApi } from './api/pay/index.ts';
 import { stripeWebhooks } from './api/stripe/index.ts';
@@ -59,7 +58,6 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   refuseNullBodies(app);
   refuseBeforeRoute(app, deps);
   requestIdInAnswers(app);
-  app.addHook('onSend', idempotencyOnSend(deps));
   errorHandlers(app, deps);
   await rateLimits(app, deps);
   await openApiDocument(app, config);

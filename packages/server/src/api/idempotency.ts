@@ -3,7 +3,7 @@
 // handler runs, so two concurrent requests with one key cannot both run.
 
 import { canonicalJson } from '@group-checkout/node';
-import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onSendHookHandler, preHandlerHookHandler } from 'fastify';
 import type { App } from '../app-type.ts';
 import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
@@ -31,9 +31,12 @@ type ScopeOf = (request: FastifyRequest) => string;
 /** Gives every POST route registered after this call in `app`'s plugin the Idempotency-Key handling. */
 export function idempotentPosts(app: App, deps: Deps, scopeOf: ScopeOf): void {
   const hook = idempotency(deps, scopeOf) as preHandlerHookHandler;
+  // The answer is stored by the same routes' onSend: no other request can hold a claim.
+  const store = idempotencyOnSend(deps) as onSendHookHandler;
   app.addHook('onRoute', (route) => {
     if (route.method !== 'POST') return;
     route.preHandler = [...hooksOf(route.preHandler), hook];
+    route.onSend = [...hooksOf(route.onSend), store];
   });
 }
 
@@ -86,7 +89,7 @@ export async function withAnswer<R>(
 }
 
 /** onSend hook: stores the answer of a claimed key, or frees the key when the server failed. */
-export function idempotencyOnSend(deps: Deps) {
+function idempotencyOnSend(deps: Deps) {
   async function store(claim: IdempotencyClaim, statusCode: number, payload: unknown) {
     // A 400 means the request was refused as sent and nothing ran: free the key so that the corrected
     // request may use it. 401 and 403 are answers to whoever sent them, not outcomes of the request (and
