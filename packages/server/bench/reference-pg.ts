@@ -4,7 +4,7 @@
 // immediate), with the same texts, in the same order, in the same transactions, through a pool of the
 // same size (10) that parses bigint and numeric as numbers, as the service's does. Read off the service
 // with log_statement=all (2026-11-25); test/payments/query-counts.test.ts pins their count (create 7,
-// pay 20, not counting begin and commit). Started by bench/postgres.ts, as one or two processes on one
+// pay 19, not counting begin and commit). Started by bench/postgres.ts, as one or two processes on one
 // database made by the service's own migrations (`group-checkout merchant create`).
 //
 // POST /v1/sessions (publishable key; 7 statements, one transaction, one commit):
@@ -15,8 +15,8 @@
 // GET /v1/sessions/{id} (secret key; 3 statements, no transaction):
 //   select the key joined to its merchant; select the session by id and merchant; select its members
 //   by position (and, once a member has moved or the session is funded, its attempts and disputes)
-// POST /api/v1/shares/{id}/pay (20 statements, three transactions):
-//   select the member by share_id; select the merchant's name
+// POST /api/v1/shares/{id}/pay (19 statements, three transactions):
+//   select the member's ids by share_id joined to its merchant's name
 //   claim:     begin; lock the open session (update updated_at … returning *); select the member by id;
 //              count the member's attempts (the try number); insert the attempt; mark the member paying;
 //              set settle_after (the recovery); commit
@@ -80,8 +80,8 @@ const SQL = {
   members: 'select * from "members" where "session_id" = $1 order by "position" asc',
   attempts: 'select * from "attempts" where "session_id" = $1 order by "created_at" asc, "id" asc',
   disputes: 'select * from "disputes" where "session_id" = $1 order by "created_at", "id"',
-  memberByShare: 'select * from "members" where "share_id" = $1',
-  merchantName: 'select "name" from "merchants" where "id" = $1',
+  shareToPay:
+    'select "members"."id", "members"."session_id", "members"."share_id", "merchants"."name" from "members" inner join "merchants" on "merchants"."id" = "members"."merchant_id" where "members"."share_id" = $1',
   lockOpen:
     'update "sessions" set "updated_at" = $1 where "id" = $2 and "status" = $3 and "expires_at" > $4 returning *',
   memberById: 'select * from "members" where "id" = $1',
@@ -475,14 +475,14 @@ app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
   const errors = checkCard(fields, new Date());
   if (errors.length > 0) return reply.code(400).send({ error: errors[0] });
 
-  const found = (await pool.query<MemberRow>(SQL.memberByShare, [shareId])).rows[0];
-  if (!found) return reply.code(404).send({ error: 'share_not_found' });
-  const merchantName = (
-    await pool.query<{ name: string }>(SQL.merchantName, [
-      // The member row carries its merchant.
-      (found as MemberRow & { merchant_id: string }).merchant_id,
+  // The share with its merchant's name, in one statement.
+  const found = (
+    await pool.query<{ id: string; session_id: string; share_id: string; name: string }>(SQL.shareToPay, [
+      shareId,
     ])
-  ).rows[0]?.name;
+  ).rows[0];
+  if (!found) return reply.code(404).send({ error: 'share_not_found' });
+  const merchantName = found.name;
 
   // 1. Claim, under the session's lock.
   const now = Date.now();

@@ -265,6 +265,32 @@ const nameQuery = prepared((db, p: { merchantId: string }) =>
   db.selectFrom('merchants').select('name').where('id', '=', p.merchantId),
 );
 
+/** A share as the pay route reads it before its claim: the member's ids and its merchant's name. */
+export interface ShareToPay {
+  id: string;
+  sessionId: string;
+  shareId: string;
+  merchantName: string;
+}
+
+/**
+ * The share `shareId` with the name of its merchant, in one statement (no cache: the name joined to the
+ * member's row costs nothing more on either database, where a read of its own is a round trip on
+ * PostgreSQL). The claim reads the member again under the session's lock; this read only finds it.
+ */
+export async function findShareToPay(db: Executor, shareId: string): Promise<ShareToPay | undefined> {
+  const row = await shareToPayQuery.first(db, { shareId });
+  return row && { id: row.id, sessionId: row.session_id, shareId: row.share_id, merchantName: row.name };
+}
+
+const shareToPayQuery = prepared((db, p: { shareId: string }) =>
+  db
+    .selectFrom('members')
+    .innerJoin('merchants', 'merchants.id', 'members.merchant_id')
+    .select(['members.id', 'members.session_id', 'members.share_id', 'merchants.name'])
+    .where('members.share_id', '=', p.shareId),
+);
+
 export async function countMerchants(db: Executor): Promise<number> {
   const row = await db
     .selectFrom('merchants')
