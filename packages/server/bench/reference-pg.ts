@@ -3,19 +3,20 @@
 // sends for POST /v1/sessions, GET /v1/sessions/{id} and POST /api/v1/shares/{id}/pay (sandbox, capture
 // immediate), with the same texts, in the same order, in the same transactions, through a pool of the
 // same size (10) that parses bigint and numeric as numbers, as the service's does. Read off the service
-// with log_statement=all (2026-11-25); test/payments/query-counts.test.ts pins their count (create 7,
-// pay 19, not counting begin and commit). Started by bench/postgres.ts, as one or two processes on one
+// with log_statement=all (2026-11-25); test/payments/query-counts.test.ts pins their count (create 6,
+// pay 17, not counting begin and commit). Started by bench/postgres.ts, as one or two processes on one
 // database made by the service's own migrations (`group-checkout merchant create`).
 //
-// POST /v1/sessions (publishable key; 7 statements, one transaction, one commit):
+// POST /v1/sessions (publishable key; 6 statements, one transaction, one commit):
 //   select the key joined to its merchant by key_hash (not revoked, not expired)
 //   begin; select the merchant's id for update (processes creating for one merchant take turns);
 //   the merchant's latest sessions.created_at (created_at is unique per merchant); insert the session;
-//   insert the organizer member; insert the group.created event; select pg_notify(…); commit
+//   insert the organizer member; insert the group.created event with pg_notify(…) (one statement: a
+//   CTE); commit
 // GET /v1/sessions/{id} (secret key; 3 statements, no transaction):
 //   select the key joined to its merchant; select the session by id and merchant; select its members
 //   by position (and, once a member has moved or the session is funded, its attempts and disputes)
-// POST /api/v1/shares/{id}/pay (19 statements, three transactions):
+// POST /api/v1/shares/{id}/pay (17 statements, three transactions):
 //   select the member's ids by share_id joined to its merchant's name
 //   claim:     begin; lock the open session (update updated_at … returning *); select the member by id;
 //              count the member's attempts (the try number); insert the attempt; mark the member paying;
@@ -23,9 +24,9 @@
 //   processor: select the sandbox_operations row by key (no transaction); begin; insert it; commit
 //   record:    begin; lock the session (update updated_at … returning *); settle the attempt
 //              (… returning *); move the member to paid (… returning *); 3 ledger lines; the group's
-//              sums; its live attempts (started, and succeeded charges: the charge ids); the session's
-//              last event time; insert group.share_paid; select pg_notify(…); set
-//              settle_after; commit
+//              sums; its live attempts (started, and succeeded charges: the charge ids); insert
+//              group.share_paid, its created_at after the session's last event's read by the insert,
+//              with pg_notify(…) (one statement: a CTE); set settle_after; commit
 // And what follows from them, as the service does it:
 //   each merchant API answer (create, GET) is a row of api_requests, written in batches apart from the
 //   request: one insert … from jsonb_array_elements($1) per batch, at most 100 ms after its first row;
@@ -74,8 +75,11 @@ const SQL = {
     'select "created_at" from "sessions" where "merchant_id" = $1 order by "created_at" desc limit $2',
   insertSession: `insert into "sessions" ("id", "merchant_id", "status", "cart", "currency", "total_cents", "order_ref", "group_id", "group_mode", "group_config", "group_set_up_at", "customer", "success_url", "cancel_url", "webhook_url", "embed_origins", "organizer_token_hash", "group_token", "merchant_fee_ppm", "consumer_fee_ppm", "charge_step", "locale", "mail_locale", "created_at", "updated_at", "expires_at", "closed_at", "funded_at", "settled_at", "settle_after") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`,
   insertMember: `insert into "members" ("id", "session_id", "merchant_id", "position", "name", "email", "amount_cents", "basis_points", "items", "share_id", "status", "is_organizer", "last_reminded_at", "paying_attempt_id", "failure", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
-  insertEvent: `insert into "events" ("id", "merchant_id", "session_id", "type", "payload", "created_at", "dispatched_at") values ($1, $2, $3, $4, $5, $6, $7)`,
-  notify: "select pg_notify($1, '')",
+  // The session's first event, and NOTIFY, in one statement.
+  insertFirstEvent: `with "written" as (insert into "events" ("id", "merchant_id", "session_id", "type", "payload", "created_at") values ($1, $2, $3, $4, $5, $6) returning "seq") select pg_notify($7, '') as "notified" from "written"`,
+  // A later event: created_at the next millisecond after the session's newest event when that is not
+  // earlier than now, read by the insert; and NOTIFY, in one statement.
+  insertNextEvent: `with "written" as (insert into "events" ("id", "merchant_id", "session_id", "type", "payload", "created_at") select $1 as "id", $2 as "merchant_id", $3 as "session_id", $4 as "type", $5 as "payload", case when max("created_at") >= $6 then max("created_at") + 1 else $7 end as "created_at" from "events" where "session_id" = $8 returning "seq") select pg_notify($9, '') as "notified" from "written"`,
   sessionById: 'select * from "sessions" where "id" = $1 and "merchant_id" = $2',
   members: 'select * from "members" where "session_id" = $1 order by "position" asc',
   attempts: 'select * from "attempts" where "session_id" = $1 order by "created_at" asc, "id" asc',
@@ -98,7 +102,6 @@ const SQL = {
   insertLines: `insert into "ledger_lines" ("id", "entry_id", "kind", "account", "amount_cents", "currency", "merchant_id", "session_id", "member_id", "attempt_id", "created_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11), ($12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22), ($23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)`,
   sumGroup: `select coalesce(sum(case when status in ('paid', 'authorized') then amount_cents else 0 end), 0) as "paid_cents", coalesce(sum(case when status = 'paid' then 1 else 0 end), 0) as "paid", coalesce(sum(case when status = 'authorized' then 1 else 0 end), 0) as "authorized", coalesce(sum(case when amount_cents > 0 and (status <> 'paid' or paying_attempt_id is not null) then 1 else 0 end), 0) as "unpaid", coalesce(sum(case when amount_cents > 0 and (status not in ('paid', 'authorized') or paying_attempt_id is not null) then 1 else 0 end), 0) as "unready" from "members" where "session_id" = $1`,
   liveAttempts: `select "id", "kind", "member_id", "state", "processor_id", "client_secret", "created_at", "updated_at" from "attempts" where "session_id" = $1 and ("state" = $2 or ("state" = $3 and "kind" in ($4, $5))) order by "created_at" asc, "id" asc`,
-  lastEventAt: 'select max("created_at") as "at" from "events" where "session_id" = $1',
   requestLog:
     'insert into api_requests (id, merchant_id, method, route, status, duration_us, key_prefix, created_at) select r ->> 0, r ->> 1, r ->> 2, r ->> 3, (r ->> 4)::integer, (r ->> 5)::integer, r ->> 6, (r ->> 7)::bigint from jsonb_array_elements($1::jsonb) as r',
   fanOutLock: '\n\t      select pg_try_advisory_xact_lock($1) as locked',
@@ -360,16 +363,15 @@ app.post('/v1/sessions', async (request, reply) => {
         charges: [],
       },
     };
-    await client.query(SQL.insertEvent, [
+    await client.query(SQL.insertFirstEvent, [
       eventId,
       merchant.id,
       sessionId,
       'group.created',
       JSON.stringify(event),
       at,
-      null,
+      CHANNEL,
     ]);
-    await client.query(SQL.notify, [CHANNEL]);
     return at;
   });
   const answer = {
@@ -638,8 +640,6 @@ app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
       ])
     ).rows;
     const paidMember = moved.rows[0] as MemberRow;
-    const lastAt =
-      (await client.query<{ at: number | null }>(SQL.lastEventAt, [locked.id])).rows[0]?.at ?? null;
     const eventId = ids.event();
     const charges: string[] = [];
     let next = Number.POSITIVE_INFINITY;
@@ -674,16 +674,17 @@ app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
         },
       },
     };
-    await client.query(SQL.insertEvent, [
+    await client.query(SQL.insertNextEvent, [
       eventId,
       locked.merchant_id,
       locked.id,
       'group.share_paid',
       JSON.stringify(event),
-      lastAt === null ? at : Math.max(at, lastAt + 1),
-      null,
+      at,
+      at,
+      locked.id,
+      CHANNEL,
     ]);
-    await client.query(SQL.notify, [CHANNEL]);
     const settleAfter = next === Number.POSITIVE_INFINITY ? null : next;
     if (settleAfter !== locked.settle_after) await client.query(SQL.schedule, [settleAfter, locked.id]);
     return { ...locked, member: paidMember };
