@@ -19,12 +19,19 @@
 //              bench's merchant has no endpoint and its payers give no address, so no delivery or mail
 //              row is written here, nor by the service.
 //
+//   funding:   the last share of a group (1 pay in 50) funds the session in the record's transaction,
+//              as the service does: the session funded (its transfer due now), the merchant's fees
+//              (read from its row) as two ledger lines, the group.funded event; then, in the same request,
+//              the transfer: claim (lock; the fees booked; the merchant's account; the attempt;
+//              settle_after), the processor's record (its own transaction), record (lock; settle the
+//              attempt; 2 ledger lines; the session settled)
+//
 // The card is checked as the service checks it (domain/card.ts) and the ids come from the service's
 // generator. It keeps no checks the service makes beyond those (a share not pending, a payment in
-// flight, a closed session: 409), reads nothing the brief above does not list, and never funds a
-// session (the last share of a group is paid like any other). It reads, as aggregates, what the rules
-// need from the group under the session's lock (another process may have changed it): this is what a
-// hand-written pay path would do. POST /bench/seed makes the sessions and groups to pay.
+// flight, a closed session: 409) and reads nothing the brief above does not list. It reads, as
+// aggregates, what the rules need from the group under the session's lock (another process may have
+// changed it): this is what a hand-written pay path would do. POST /bench/seed makes the sessions and
+// groups to pay.
 import type { Cart } from '@group-checkout/node';
 import type SQLite from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
@@ -47,6 +54,7 @@ interface SessionRow {
   total_cents: number;
   order_ref: string | null;
   consumer_fee_ppm: number;
+  merchant_fee_ppm: number;
   expires_at: number;
   settle_after: number | null;
 }
@@ -123,6 +131,38 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
       and kind in ('charge', 'capture') order by created_at, id`)
     .pluck();
   const lastEventAt = db.prepare('select max(created_at) from events where session_id = ?').pluck();
+  const fundSession = db.prepare(`update sessions set status = 'funded', funded_at = ?, updated_at = ?,
+    settle_after = ? where id = ? and status = 'pending'`);
+  const merchantFees = db.prepare(
+    'select fx_fee_ppm, payout_mode, payout_currency from merchants where id = ?',
+  );
+  const insertFeeLines =
+    db.prepare(`insert into ledger_lines (id, entry_id, kind, account, amount_cents, currency,
+    merchant_id, session_id, member_id, attempt_id, created_at)
+    values (?, ?, 'merchant_fee', 'session_funds', ?, ?, ?, ?, null, null, ?),
+      (?, ?, 'merchant_fee', 'merchant_fees', ?, ?, ?, ?, null, null, ?)`);
+  const insertFundedEvent = db.prepare(`insert into events (id, merchant_id, session_id, type, payload,
+    created_at) values (?, ?, ?, 'group.funded', ?, ?)`);
+  const bookedFees = db
+    .prepare(`select coalesce(sum(amount_cents), 0) from ledger_lines where session_id = ?
+      and account in ('merchant_fees', 'fx_fees')`)
+    .pluck();
+  const destination = db.prepare('select processor_account_id from merchants where id = ?').pluck();
+  const insertTransfer = db.prepare(`insert into attempts (id, idempotency_key, kind, merchant_id, session_id,
+    member_id, target_id, amount_cents, fee_cents, currency, payment_method, destination, state,
+    processor_id, card_brand, card_last4, decline_code, error, created_at, updated_at)
+    values (?, ?, 'transfer', ?, ?, null, null, ?, 0, ?, null, ?, 'started', null, null, null, null, null, ?, ?)`);
+  const insertTransferOperation = db.prepare(`insert into sandbox_operations (idempotency_key, id, kind,
+    target_id, amount_cents, currency, state, outcome, created_at, updated_at)
+    values (?, ?, 'transfer', null, ?, ?, 'succeeded', ?, ?, ?)`);
+  const settleTransfer = db.prepare(`update attempts set state = 'succeeded', processor_id = ?, updated_at = ?
+    where id = ? and state = 'started'`);
+  const insertTransferLines =
+    db.prepare(`insert into ledger_lines (id, entry_id, kind, account, amount_cents, currency,
+    merchant_id, session_id, member_id, attempt_id, created_at)
+    values (?, ?, 'transfer', 'session_funds', ?, ?, ?, ?, null, ?, ?),
+      (?, ?, 'transfer', 'merchant_payouts', ?, ?, ?, ?, null, ?, ?)`);
+  const settled = db.prepare('update sessions set settled_at = ?, settle_after = null where id = ?');
 
   interface Claimed {
     session: SessionRow;
@@ -188,8 +228,6 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
       ].flatMap((line) => [...line, currency, merchant, sessionId, memberId, c.attemptId, now]),
     );
     const totals = groupTotals.get(sessionId) as { paid: number; owing: number };
-    // totals.owing === 0 is where the service funds the session: the read that decides it is made here
-    // too; funding itself is the 1-in-50 path the bench reports separately.
     const total = { paid: totals.paid, charges: chargeIds.all(sessionId) as string[] };
     const lastAt = lastEventAt.get(sessionId) as number | null;
     const event = {
@@ -208,10 +246,89 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
         member: { id: memberId, name: c.member.name, amount_cents: share, status: 'paid' },
       },
     };
-    insertEvent.run(event.id, merchant, sessionId, JSON.stringify(event), Math.max(now, (lastAt ?? 0) + 1));
-    schedule.run(null, sessionId);
-    return session;
+    const eventAt = Math.max(now, (lastAt ?? 0) + 1);
+    insertEvent.run(event.id, merchant, sessionId, JSON.stringify(event), eventAt);
+    if (totals.owing > 0 || session.status !== 'pending') {
+      schedule.run(null, sessionId);
+      return { session, funds: false };
+    }
+    // The last share: the session is funded, its fees booked, group.funded written; the transfer is due.
+    fundSession.run(now, now, now, sessionId);
+    const payout = merchantFees.get(merchant) as { fx_fee_ppm: number };
+    const fee = feeFor(session.total_cents, session.merchant_fee_ppm);
+    const feeEntry = ids.ledgerEntry();
+    insertFeeLines.run(
+      ...[
+        [ids.ledgerLine(), feeEntry, -fee],
+        [ids.ledgerLine(), feeEntry, fee],
+      ].flatMap((line) => [...line, currency, merchant, sessionId, now]),
+    );
+    const funded = {
+      id: ids.event(),
+      type: 'group.funded',
+      timestamp: new Date(now).toISOString(),
+      data: {
+        ...event.data,
+        member: undefined,
+        status: 'funded',
+        fx_fee_ppm: payout.fx_fee_ppm,
+      },
+    };
+    insertFundedEvent.run(funded.id, merchant, sessionId, JSON.stringify(funded), eventAt + 1);
+    return { session: { ...session, status: 'funded' }, funds: true };
   });
+
+  // The transfer of a funded session, as the service's settling runs it within the last pay's request:
+  // claim, the processor's record, record, each its own transaction.
+  const claimTransfer = db.transaction((sessionId: string) => {
+    const now = Date.now();
+    const session = lock.get(now, sessionId) as SessionRow;
+    const amount = session.total_cents - (bookedFees.get(sessionId) as number);
+    const attemptId = ids.attempt();
+    const key = `gc_transfer_${sessionId}_1`;
+    insertTransfer.run(
+      attemptId,
+      key,
+      session.merchant_id,
+      sessionId,
+      amount,
+      session.currency,
+      destination.get(session.merchant_id) as string | null,
+      now,
+      now,
+    );
+    schedule.run(now + RECOVERY_AFTER_MS, sessionId);
+    return { attemptId, key, amount, session };
+  });
+  const transferOperation = db.transaction(
+    (key: string, id: string, amount: number, currency: string, outcome: string) => {
+      const now = Date.now();
+      if (findOperation.get(key)) return;
+      insertTransferOperation.run(key, id, amount, currency, outcome, now, now);
+    },
+  );
+  const recordTransfer = db.transaction(
+    (t: { attemptId: string; amount: number; session: SessionRow }, transferId: string) => {
+      const now = Date.now();
+      const session = lock.get(now, t.session.id) as SessionRow;
+      settleTransfer.run(transferId, now, t.attemptId);
+      const entry = ids.ledgerEntry();
+      insertTransferLines.run(
+        ...[
+          [ids.ledgerLine(), entry, -t.amount],
+          [ids.ledgerLine(), entry, t.amount],
+        ].flatMap((line) => [...line, session.currency, session.merchant_id, session.id, t.attemptId, now]),
+      );
+      settled.run(now, session.id);
+    },
+  );
+  const transfer = (sessionId: string) => {
+    const t = claimTransfer(sessionId);
+    const transferId = ids.sandboxTransfer();
+    const outcome = { status: 'succeeded', processorId: transferId, amountCents: t.amount };
+    transferOperation(t.key, transferId, t.amount, t.session.currency, JSON.stringify({ outcome }));
+    recordTransfer(t, transferId);
+  };
 
   // The fan-out, as the service's dispatcher runs it: woken by each commit of an event, one transaction
   // for every event committed before it runs.
@@ -305,7 +422,8 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
       card: { brand, last4 },
     };
     charge(claimed.key, chargeId, amount, claimed.session.currency, JSON.stringify({ outcome }));
-    const session = record(claimed, chargeId, brand, last4);
+    const { session, funds } = record(claimed, chargeId, brand, last4);
+    if (funds) transfer(session.id);
     fanOutSoon();
 
     const cart = JSON.parse(session.cart) as Cart;

@@ -5,7 +5,7 @@
 // Environment: BENCH_SECONDS (10) per measurement, BENCH_WARMUP_SECONDS (2) unmeasured load before each,
 // BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn) for the service, BENCH_CPU_PROF=1 to write a V8 CPU
 // profile of the service to data/bench-prof/ (summarize it with profile-summary.ts), BENCH_ONLY=name,…
-// to run some of the measurements (hello, merchants-me, reference, reference-full, sessions-create,
+// to run some of the measurements (hello, hello-same, merchants-me, reference, reference-full, sessions-create,
 // session-get, reference-pay, share-pay, mixed, webhooks, postgres, pages), BENCH_POSTGRES_URL also
 // for the hot paths on PostgreSQL against their same-statement reference, one and two processes each
 // (bench/postgres.ts and reference-pg.ts, BENCH_ONLY=postgres; BENCH_PG_SECONDS (8) per measurement there,
@@ -188,6 +188,8 @@ const RATIOS: Ratio[] = [
     target: 0.8,
   },
   { name: 'GET session ÷ hello', numerator: 'session-get', denominator: 'hello', target: 0.45 },
+  // Information, no goal: against the same bytes and the same key hash from memory (docs/benchmarks.md).
+  { name: 'GET session ÷ same bytes', numerator: 'session-get', denominator: 'hello-same', target: null },
   { name: 'pay share ÷ same writes', numerator: 'share-pay', denominator: 'reference-pay', target: 0.8 },
   { name: 'GET under writes ÷ hello', numerator: 'mixed', denominator: 'hello', target: 0.4 },
   // Information, no goal: against a bare server writing one row, the old goal's baseline (docs/benchmarks.md).
@@ -321,6 +323,23 @@ async function main(): Promise<void> {
     Child,
     Child,
   ];
+  // The session's answer, copied to hello's /same-bytes: body and headers as the service sends them.
+  if (selected('hello-same')) {
+    const answer = await fetch(`http://127.0.0.1:${servicePort}/v1/sessions/${sessionId}`, {
+      headers: secretHeaders,
+    });
+    const copied: Record<string, string> = {};
+    const perConnection = new Set(['date', 'content-length', 'connection', 'keep-alive', 'content-type']);
+    answer.headers.forEach((value, name) => {
+      if (!perConnection.has(name)) copied[name] = value;
+    });
+    await check(
+      `http://127.0.0.1:${hello.port}/same-bytes`,
+      'PUT',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ headers: copied, body: await answer.json() }),
+    );
+  }
 
   // Pending shares for the pay targets, as many on both servers: enough for the check, the warm-up and
   // the measurement at PAY_RATE, with a margin.
@@ -350,6 +369,14 @@ async function main(): Promise<void> {
   }
   const targets: Target[] = [
     { name: 'hello', label: 'hello (bare Fastify)', server: hello, method: 'GET', path: '/', headers: {} },
+    {
+      name: 'hello-same',
+      label: 'same bytes, key hashed (bare)',
+      server: hello,
+      method: 'GET',
+      path: '/same-bytes',
+      headers: secretHeaders,
+    },
     {
       name: 'merchants-me',
       label: 'GET /v1/merchants/me',
