@@ -4,7 +4,7 @@
 // immediate), with the same texts, in the same order, in the same transactions, through a pool of the
 // same size (10) that parses bigint and numeric as numbers, as the service's does. Read off the service
 // with log_statement=all (2026-11-25); test/payments/query-counts.test.ts pins their count (create 6,
-// pay 17, not counting begin and commit). Started by bench/postgres.ts, as one or two processes on one
+// pay 16, not counting begin and commit). Started by bench/postgres.ts, as one or two processes on one
 // database made by the service's own migrations (`group-checkout merchant create`).
 //
 // POST /v1/sessions (publishable key; 6 statements, one transaction, one commit):
@@ -16,12 +16,13 @@
 // GET /v1/sessions/{id} (secret key; 3 statements, no transaction):
 //   select the key joined to its merchant; select the session by id and merchant; select its members
 //   by position (and, once a member has moved or the session is funded, its attempts and disputes)
-// POST /api/v1/shares/{id}/pay (17 statements, three transactions):
+// POST /api/v1/shares/{id}/pay (16 statements, two transactions):
 //   select the member's ids by share_id joined to its merchant's name
 //   claim:     begin; lock the open session (update updated_at … returning *); select the member by id;
 //              count the member's attempts (the try number); insert the attempt; mark the member paying;
 //              set settle_after (the recovery); commit
-//   processor: select the sandbox_operations row by key (no transaction); begin; insert it; commit
+//   processor: insert the sandbox_operations row … on conflict (its key) do nothing returning (no
+//              transaction; the row by key is read only when the key had one)
 //   record:    begin; lock the session (update updated_at … returning *); settle the attempt
 //              (… returning *); move the member to paid (… returning *); 3 ledger lines; the group's
 //              sums; its live attempts (started, and succeeded charges: the charge ids); insert
@@ -95,7 +96,7 @@ const SQL = {
     'update "members" set "paying_attempt_id" = $1, "updated_at" = $2 where "session_id" = $3 and "id" = $4 and "status" = $5 and "paying_attempt_id" is null',
   schedule: 'update "sessions" set "settle_after" = $1 where "id" = $2',
   findOperation: 'select * from "sandbox_operations" where "idempotency_key" = $1',
-  insertOperation: `insert into "sandbox_operations" ("idempotency_key", "id", "kind", "target_id", "amount_cents", "currency", "state", "outcome", "client_secret", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+  insertOperation: `insert into "sandbox_operations" ("idempotency_key", "id", "kind", "target_id", "amount_cents", "currency", "state", "outcome", "client_secret", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) on conflict ("idempotency_key") do nothing returning "idempotency_key"`,
   lock: 'update "sessions" set "updated_at" = $1 where "id" = $2 returning *',
   settleAttempt: `update "attempts" set "state" = $1, "processor_id" = coalesce($2, "processor_id"), "card_brand" = coalesce($3, "card_brand"), "card_last4" = coalesce($4, "card_last4"), "decline_code" = $5, "error" = $6, "updated_at" = $7 where "session_id" = $8 and "id" = $9 and "state" = $10 returning *`,
   movePaid: `update "members" set "status" = $1, "updated_at" = $2, "failure" = $3, "paying_attempt_id" = $4 where "session_id" = $5 and "id" = $6 and "status" = $7 and "paying_attempt_id" = $8 returning *`,
@@ -542,38 +543,36 @@ app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
     return answerRefusal(reply, error);
   }
 
-  // 2. The sandbox processor: its record by key (its idempotency), then the record in a transaction.
+  // 2. The sandbox processor: its record, unless its key has one (then that record is read), in one
+  // statement with no transaction.
   const digits = normalizeCardNumber(fields.number);
   const brand = cardBrand(digits);
   const last4 = digits.slice(-4);
   const { session: claimedSession, member, attemptId, fee } = claimed;
   const amount = member.amount_cents + fee;
-  const existing = (await pool.query(SQL.findOperation, [claimed.key])).rows[0];
-  const chargeId = ids.sandboxCharge();
-  if (!existing) {
-    const called = Date.now();
-    const outcome = {
-      status: 'succeeded',
-      processorId: chargeId,
-      amountCents: amount,
-      card: { brand, last4 },
-    };
-    await transaction((client) =>
-      client.query(SQL.insertOperation, [
-        claimed.key,
-        chargeId,
-        'charge',
-        null,
-        amount,
-        claimedSession.currency,
-        'succeeded',
-        JSON.stringify({ outcome }),
-        null,
-        called,
-        called,
-      ]),
-    );
-  }
+  let chargeId = ids.sandboxCharge();
+  const called = Date.now();
+  const outcome = {
+    status: 'succeeded',
+    processorId: chargeId,
+    amountCents: amount,
+    card: { brand, last4 },
+  };
+  const kept = await pool.query(SQL.insertOperation, [
+    claimed.key,
+    chargeId,
+    'charge',
+    null,
+    amount,
+    claimedSession.currency,
+    'succeeded',
+    JSON.stringify({ outcome }),
+    null,
+    called,
+    called,
+  ]);
+  if (kept.rowCount === 0)
+    chargeId = (await pool.query<{ id: string }>(SQL.findOperation, [claimed.key])).rows[0]?.id ?? chargeId;
 
   // 3. Record, under the session's lock again.
   const session = await transaction(async (client) => {
