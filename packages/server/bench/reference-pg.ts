@@ -31,7 +31,8 @@
 // And what follows from them, as the service does it:
 //   each merchant API answer (create, GET) is a row of api_requests, written in batches apart from the
 //   request: one insert … from jsonb_array_elements($1) per batch, at most 100 ms after its first row;
-//   each NOTIFY wakes the fan-out of events (LISTEN, one round at a time, again while wakes arrive):
+//   each NOTIFY wakes the fan-out of events (LISTEN, one round at a time, the rounds wakes ask for at
+//   least 15 ms apart, as jobs/dispatcher.ts paces them):
 //   begin; pg_try_advisory_xact_lock; up to 100 undispatched events by seq; their sessions'
 //   webhook_url; the merchant's webhook endpoints; for group.share_paid events the rows the mails are
 //   made from (the events' payloads, the sessions' customer, the addresses of the organizers and of the
@@ -720,17 +721,31 @@ app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
 });
 
 // The fan-out of committed events (jobs/dispatcher.ts, flows/deliveries.ts): woken by NOTIFY, one round
-// at a time, and again when wakes arrived meanwhile or a full batch was taken.
+// at a time; a wake after a quiet spell starts a round at once, and the rounds wakes ask for start at
+// least ROUND_GAP_MS apart (so a round takes every event committed meanwhile); a full batch goes round
+// again at once.
+const ROUND_GAP_MS = 15;
 let pumping = false;
-let again = false;
+let woken = false;
 let stopped = false;
+let lastRoundAt = Number.NEGATIVE_INFINITY;
+let roundTimer: NodeJS.Timeout | undefined;
 function wake(): void {
   if (stopped) return;
   if (pumping) {
-    again = true;
+    woken = true;
     return;
   }
-  void pump();
+  if (roundTimer !== undefined) return;
+  const wait = lastRoundAt + ROUND_GAP_MS - performance.now();
+  if (wait <= 0) {
+    void pump();
+    return;
+  }
+  roundTimer = setTimeout(() => {
+    roundTimer = undefined;
+    if (!stopped && !pumping) void pump();
+  }, wait);
 }
 
 async function fanOut(): Promise<boolean> {
@@ -798,22 +813,25 @@ async function fanOut(): Promise<boolean> {
 
 async function pump(): Promise<void> {
   pumping = true;
+  woken = false;
   try {
+    let more: boolean;
     do {
-      again = false;
-      if (await fanOut()) again = true;
+      lastRoundAt = performance.now();
+      more = await fanOut();
       const now = Date.now();
       const holder = `${process.pid}.${randomUUID()}`;
       const urls = (await pool.query(SQL.takeDueUrls, [holder, now + 26_250, now, now, 32, now, now])).rows;
       if (urls.length > 0) throw new Error('no delivery URL is expected in the bench');
       const at = Date.now();
       await pool.query(SQL.heldElsewhere, [at, at]);
-    } while (again && !stopped);
+    } while (more && !stopped);
   } catch (error) {
     process.stderr.write(`fan-out failed: ${(error as Error).message}\n`);
   } finally {
     pumping = false;
   }
+  if (woken) wake();
 }
 
 const listener = new pg.Client({ connectionString: databaseUrl });
@@ -828,6 +846,7 @@ wake();
 function close() {
   stopped = true;
   clearInterval(poll);
+  clearTimeout(roundTimer);
   void app.close().then(async () => {
     while (pumping) await new Promise((resolve) => setTimeout(resolve, 5));
     await writing;
