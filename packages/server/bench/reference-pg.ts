@@ -3,14 +3,15 @@
 // sends for POST /v1/sessions, GET /v1/sessions/{id} and POST /api/v1/shares/{id}/pay (sandbox, capture
 // immediate), with the same texts, in the same order, in the same transactions, through a pool of the
 // same size (10) that parses bigint and numeric as numbers, as the service's does. Read off the service
-// with log_statement=all (2026-11-25); test/payments/query-counts.test.ts pins their count (create 6,
+// with log_statement=all (2026-11-25); test/payments/query-counts.test.ts pins their count (create 5,
 // pay 16, not counting begin and commit). Started by bench/postgres.ts, as one or two processes on one
 // database made by the service's own migrations (`group-checkout merchant create`).
 //
-// POST /v1/sessions (publishable key; 6 statements, one transaction, one commit):
+// POST /v1/sessions (publishable key; 5 statements, one transaction, one commit):
 //   select the key joined to its merchant by key_hash (not revoked, not expired)
-//   begin; select the merchant's id for update (processes creating for one merchant take turns);
-//   the merchant's latest sessions.created_at (created_at is unique per merchant); insert the session;
+//   begin; update the merchant's last_session_at to max(now, its newest session's created_at + 1)
+//   returning it (created_at is unique per merchant; the row's lock makes processes creating for one
+//   merchant take turns); insert the session;
 //   insert the organizer member; insert the group.created event with pg_notify(…) (one statement: a
 //   CTE); commit
 // GET /v1/sessions/{id} (secret key; 3 statements, no transaction):
@@ -72,9 +73,8 @@ pool.on('error', () => undefined);
 // The service's statements, as its log shows them.
 const SQL = {
   key: `select "merchants".*, "api_keys"."id" as "key_id", "api_keys"."kind" as "key_kind", "api_keys"."environment" as "key_environment", "api_keys"."key_hash" as "key_hash", "api_keys"."expires_at" as "key_expires_at" from "api_keys" inner join "merchants" on "merchants"."id" = "api_keys"."merchant_id" where "api_keys"."key_hash" = $1 and "api_keys"."revoked_at" is null and ("api_keys"."expires_at" is null or "api_keys"."expires_at" > $2)`,
-  lockMerchant: 'select "id" from "merchants" where "id" = $1 for update',
-  latestCreated:
-    'select "created_at" from "sessions" where "merchant_id" = $1 order by "created_at" desc limit $2',
+  takeCreatedAt:
+    'update "merchants" set "last_session_at" = greatest($1, greatest("last_session_at", (select max("created_at") from "sessions" where "merchant_id" = $2)) + 1) where "id" = $3 returning "last_session_at"',
   insertSession: `insert into "sessions" ("id", "merchant_id", "status", "cart", "currency", "total_cents", "order_ref", "group_id", "group_mode", "group_config", "group_set_up_at", "customer", "success_url", "cancel_url", "webhook_url", "embed_origins", "organizer_token_hash", "group_token", "merchant_fee_ppm", "consumer_fee_ppm", "charge_step", "locale", "mail_locale", "created_at", "updated_at", "expires_at", "closed_at", "funded_at", "settled_at", "settle_after") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`,
   insertMember: `insert into "members" ("id", "session_id", "merchant_id", "position", "name", "email", "amount_cents", "basis_points", "items", "share_id", "status", "is_organizer", "last_reminded_at", "paying_attempt_id", "failure", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
   // The session's first event, and NOTIFY, in one statement.
@@ -295,9 +295,10 @@ app.post('/v1/sessions', async (request, reply) => {
   const embedOrigins = caller.row.key_kind === 'publishable' && origin ? JSON.stringify([origin]) : '[]';
   const orderRef = cart.metadata?.order_ref ?? null;
   const createdAt = await transaction(async (client) => {
-    await client.query(SQL.lockMerchant, [merchant.id]);
-    const last = (await client.query<{ created_at: number }>(SQL.latestCreated, [merchant.id, 1])).rows[0];
-    const at = Math.max(now, (last?.created_at ?? 0) + 1);
+    // Locks the merchant's row and answers max(now, its newest session's created_at + 1).
+    const at = (
+      await client.query<{ last_session_at: number }>(SQL.takeCreatedAt, [now, merchant.id, merchant.id])
+    ).rows[0]?.last_session_at as number;
     await client.query(SQL.insertSession, [
       sessionId,
       merchant.id,
