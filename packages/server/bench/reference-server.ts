@@ -15,6 +15,7 @@ import Fastify from 'fastify';
 import { openDb, SQLITE_PRAGMAS } from '../src/store/db.ts';
 import { migrateToLatest } from '../src/store/migrations/index.ts';
 import { registerPay } from './reference-pay.ts';
+import { registerSameBytes } from './same-bytes.ts';
 
 const port = Number(process.env.PORT);
 const dbFile = process.env.BENCH_REFERENCE_DB;
@@ -129,7 +130,11 @@ const key = Buffer.from(signingSecret, 'utf8');
 const HEX = /^[0-9a-f]{64}$/i;
 
 const app = Fastify({ logger: false });
-if (full) registerPay(app, db, 'm');
+if (full) {
+  registerPay(app, db, 'm');
+  // The mixed scenario's reference: its polled GETs answered from memory beside these writes.
+  registerSameBytes(app, '/v1/sessions/:id');
+}
 app.post('/v1/sessions', async (request, reply) => {
   const body = request.body as { cart?: Cart; signature?: unknown } | null;
   const cart = body?.cart;

@@ -6,7 +6,7 @@
 // BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn) for the service, BENCH_CPU_PROF=1 to write a V8 CPU
 // profile of the service to data/bench-prof/ (summarize it with profile-summary.ts), BENCH_ONLY=name,…
 // to run some of the measurements (hello, hello-same, merchants-me, reference, reference-full, sessions-create,
-// session-get, reference-pay, share-pay, mixed, webhooks, postgres, pages), BENCH_POSTGRES_URL also
+// session-get, reference-pay, share-pay, mixed, mixed-reference, webhooks, postgres, pages), BENCH_POSTGRES_URL also
 // for the hot paths on PostgreSQL against their same-statement reference, one and two processes each
 // (bench/postgres.ts and reference-pg.ts, BENCH_ONLY=postgres; BENCH_PG_SECONDS (8) per measurement there,
 // BENCH_PG_PAY_RATE (600) sizes its shares, BENCH_PG_TARGETS=create,get,pay; with BENCH_CPU_PROF=1 a
@@ -192,6 +192,8 @@ const RATIOS: Ratio[] = [
   { name: 'GET session ÷ same bytes', numerator: 'session-get', denominator: 'hello-same', target: null },
   { name: 'pay share ÷ same writes', numerator: 'share-pay', denominator: 'reference-pay', target: 0.8 },
   { name: 'GET under writes ÷ hello', numerator: 'mixed', denominator: 'hello', target: 0.4 },
+  // Information, no goal: against the same bytes from memory with the same writes beside (docs/benchmarks.md).
+  { name: 'GET under writes ÷ same work', numerator: 'mixed', denominator: 'mixed-reference', target: null },
   // Information, no goal: against a bare server writing one row, the old goal's baseline (docs/benchmarks.md).
   {
     name: 'POST sessions ÷ one-row ref.',
@@ -323,8 +325,8 @@ async function main(): Promise<void> {
     Child,
     Child,
   ];
-  // The session's answer, copied to hello's /same-bytes: body and headers as the service sends them.
-  if (selected('hello-same')) {
+  // The session's answer, copied to the same-bytes baselines: body and headers as the service sends them.
+  if (selected('hello-same') || selected('mixed-reference')) {
     const answer = await fetch(`http://127.0.0.1:${servicePort}/v1/sessions/${sessionId}`, {
       headers: secretHeaders,
     });
@@ -333,12 +335,14 @@ async function main(): Promise<void> {
     answer.headers.forEach((value, name) => {
       if (!perConnection.has(name)) copied[name] = value;
     });
-    await check(
-      `http://127.0.0.1:${hello.port}/same-bytes`,
-      'PUT',
-      { 'content-type': 'application/json' },
-      JSON.stringify({ headers: copied, body: await answer.json() }),
-    );
+    const same = JSON.stringify({ headers: copied, body: await answer.json() });
+    for (const server of [hello, referenceFull])
+      await check(
+        `http://127.0.0.1:${server.port}/bench/same-bytes`,
+        'PUT',
+        { 'content-type': 'application/json' },
+        same,
+      );
   }
 
   // Pending shares for the pay targets, as many on both servers: enough for the check, the warm-up and
@@ -358,6 +362,13 @@ async function main(): Promise<void> {
   // The mixed target: sessions to poll, and shares for the pays written beside the polling.
   let polled = new SessionCycle([sessionId]);
   let mixedPays = new SharePool([]);
+  let mixedReferencePays = new SharePool([]);
+  if (selected('mixed-reference')) {
+    const payGroups = Math.ceil((MIXED_WRITES * (SECONDS + WARMUP_SECONDS + 1) * 1.2) / GROUP_SIZE);
+    mixedReferencePays = new SharePool(
+      await seedReference(`http://127.0.0.1:${referenceFull.port}`, payGroups),
+    );
+  }
   if (selected('mixed')) {
     const payGroups = Math.ceil((MIXED_WRITES * (SECONDS + WARMUP_SECONDS + 1) * 1.2) / GROUP_SIZE);
     process.stderr.write(
@@ -453,6 +464,23 @@ async function main(): Promise<void> {
           `http://127.0.0.1:${servicePort}`,
           { headers: createHeaders, body },
           mixedPays,
+          PAY_BODY,
+          MIXED_WRITES,
+        ),
+    },
+    {
+      name: 'mixed-reference',
+      label: `same bytes from memory, same writes/s (bare)`,
+      server: referenceFull,
+      method: 'GET',
+      path: '/v1/sessions/{id}',
+      headers: secretHeaders,
+      pool: polled,
+      beside: () =>
+        startWrites(
+          `http://127.0.0.1:${referenceFull.port}`,
+          { headers: { 'content-type': 'application/json' }, body },
+          mixedReferencePays,
           PAY_BODY,
           MIXED_WRITES,
         ),

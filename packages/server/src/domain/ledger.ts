@@ -24,7 +24,7 @@ const LEDGER_ACCOUNTS = [
   'disputes',
   'dispute_losses',
 ] as const;
-type LedgerAccount = (typeof LEDGER_ACCOUNTS)[number];
+export type LedgerAccount = (typeof LEDGER_ACCOUNTS)[number];
 
 type LedgerKind =
   | 'charge'

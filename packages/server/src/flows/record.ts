@@ -356,9 +356,13 @@ async function fund(
 ): Promise<MoneyState> {
   const { session } = state;
   if (!(await fundPendingSession(trx, session.id, now))) return state;
+  // Shares of nothing count as paid: each is moved, and the group read again only when one was.
+  let members = state.members;
   for (const m of state.members) {
-    if (m.status === 'pending' && m.amountCents === 0)
-      await moveMember(trx, session.id, m.id, 'pending', 'paid', { now });
+    if (m.status === 'pending' && m.amountCents === 0) {
+      const moved = await moveMember(trx, session.id, m.id, 'pending', 'paid', { now });
+      if (moved) members = members.map((other) => (other.id === moved.id ? moved : other));
+    }
   }
   const merchant = await findMerchantById(trx, deps.db.secrets, session.merchantId);
   const fees = sessionFees(session, merchant);
@@ -366,7 +370,7 @@ async function fund(
   const funded: MoneyState = {
     ...state,
     session: { ...session, status: 'funded', fundedAt: now, updatedAt: now },
-    members: await listMembers(trx, session.id),
+    members,
   };
   await recordEvent(
     deps.db.events,

@@ -7,6 +7,7 @@ import type { Transaction } from 'kysely';
 import type { Deps } from '../deps.ts';
 import {
   awaitsAuthentication,
+  nextSettleAt,
   owedWork,
   recoveryDueAt,
   triesOf,
@@ -17,7 +18,7 @@ import { ids } from '../ids.ts';
 import type { Outcome } from '../processor/types.ts';
 import { type Attempt, insertAttempt, startedAttempt, touchStartedAttempt } from '../store/attempts.ts';
 import { isUniqueViolation } from '../store/db.ts';
-import { listSessionLedgerLines } from '../store/ledger.ts';
+import { sumSessionAccounts } from '../store/ledger.ts';
 import { findMerchantById } from '../store/merchants.ts';
 import type { Database } from '../store/schema.ts';
 import { listSessionsToSettle, lockSession, type Session } from '../store/sessions.ts';
@@ -98,11 +99,7 @@ async function claimWork(
  * funding wrote in the ledger (so a payout setting changed since then does not change the transfer).
  */
 async function transferAmount(trx: Transaction<Database>, session: Session): Promise<number> {
-  const lines = await listSessionLedgerLines(trx, session.id);
-  const fees = lines
-    .filter((l) => l.account === 'merchant_fees' || l.account === 'fx_fees')
-    .reduce((sum, l) => sum + l.amountCents, 0);
-  return session.totalCents - fees;
+  return session.totalCents - (await sumSessionAccounts(trx, session.id, ['merchant_fees', 'fx_fees']));
 }
 
 /**
@@ -188,6 +185,12 @@ export async function settleSession(deps: Deps, sessionId: string): Promise<void
       (w) => workDueAt(w, attempts, now) <= now,
     );
     if (due.length === 0) {
+      // Nothing to close (pending, or settled already) and the schedule already what the rules say: the
+      // locked pass below would write nothing. Every writer schedules the session under its lock, so a
+      // change made since this read has scheduled itself.
+      const closes = session.status !== 'pending' && session.settledAt === null;
+      const next = nextSettleAt(settlingFacts(session), members, attempts, now, settlingTimes(deps));
+      if (!closes && next === session.settleAfter) return;
       await deps.db.kysely.transaction().execute(async (trx) => {
         const locked = await lockSession(trx, sessionId, deps.clock.now());
         if (locked) await settleClosing(deps, trx, locked, deps.clock.now());

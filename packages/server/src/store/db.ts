@@ -52,6 +52,8 @@ export const SQLITE_PRAGMAS = [
   'busy_timeout = 5000',
   // Checkpoint the WAL every ~40 MB rather than every 4 MB: fewer fsyncs on a write-heavy sandbox.
   'wal_autocheckpoint = 10000',
+  'cache_size = -32000',
+  'mmap_size = 268435456',
 ] as const;
 
 export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
@@ -147,25 +149,73 @@ function createPrivately(file: string): void {
 
 const STATEMENT_CACHE_SIZE = 500;
 
+/** A prepared statement as Kysely's SQLite driver and the direct runner use it. */
+interface CachedStatement {
+  readonly reader: boolean;
+  all(parameters: readonly unknown[]): UnknownRow[];
+  run(parameters: readonly unknown[]): SQLite.RunResult;
+  iterate(parameters: readonly unknown[]): IterableIterator<UnknownRow>;
+}
+
 /**
  * Kysely prepares every query afresh, and preparing costs SQLite more than running a short query. Our
  * queries are a fixed set of SQL texts, so prepared statements are kept per text (least recently used out
  * past 500). Safe because Kysely runs one query at a time on its one SQLite connection.
  */
 function withStatementCache(database: SQLite.Database) {
-  const cache = new Map<string, SQLite.Statement>();
+  const cache = new Map<string, CachedStatement>();
   return {
     close: () => database.close(),
-    prepare(text: string): SQLite.Statement {
+    prepare(text: string): CachedStatement {
       let statement = cache.get(text);
       if (statement) {
         cache.delete(text);
       } else {
-        statement = database.prepare(text);
+        statement = cachedStatement(database.prepare(text));
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
       }
       cache.set(text, statement);
       return statement;
+    },
+  };
+}
+
+/**
+ * A statement whose rows are read as arrays and made objects here (docs/decisions.md#statements-built-once):
+ * the driver building each row's object property by property costs about half again as much, on the
+ * wide rows and the lists of a group that the hot paths read. Rows are the same objects either way (a
+ * name given twice keeps its last value, as the driver does).
+ */
+function cachedStatement(statement: SQLite.Statement): CachedStatement {
+  if (!statement.reader) {
+    return {
+      reader: false,
+      all: (parameters) => statement.all(parameters) as UnknownRow[],
+      run: (parameters) => statement.run(parameters),
+      iterate: (parameters) => statement.iterate(parameters) as IterableIterator<UnknownRow>,
+    };
+  }
+  const names = statement.columns().map((c) => c.name);
+  // A name the object literal would not make an own property of is read the driver's way.
+  if (names.includes('__proto__')) {
+    return {
+      reader: true,
+      all: (parameters) => statement.all(parameters) as UnknownRow[],
+      run: (parameters) => statement.run(parameters),
+      iterate: (parameters) => statement.iterate(parameters) as IterableIterator<UnknownRow>,
+    };
+  }
+  const raw = statement.raw(true);
+  const row = new Function(
+    'values',
+    `return { ${names.map((name, i) => `${JSON.stringify(name)}: values[${i}]`).join(', ')} };`,
+  ) as (values: unknown[]) => UnknownRow;
+  return {
+    reader: true,
+    all: (parameters) => (raw.all(parameters) as unknown[][]).map(row),
+    run: (parameters) => raw.run(parameters),
+    *iterate(parameters) {
+      for (const values of raw.iterate(parameters) as IterableIterator<unknown[]>) yield row(values);
     },
   };
 }

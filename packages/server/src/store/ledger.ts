@@ -2,7 +2,7 @@
 // transaction of the change they reflect. This file only inserts and reads; nothing updates or deletes a
 // line.
 import type { Selectable, Transaction } from 'kysely';
-import type { LedgerLine } from '../domain/ledger.ts';
+import type { LedgerAccount, LedgerLine } from '../domain/ledger.ts';
 import { fieldsOf, preparedBy } from './prepared.ts';
 import type { Database, Executor, LedgerLinesTable } from './schema.ts';
 
@@ -68,6 +68,21 @@ export async function listSessionLedgerLines(db: Executor, sessionId: string): P
     .orderBy('id', 'asc')
     .execute();
   return rows.map(toLine);
+}
+
+/** The balance of `accounts` together in one session's lines (0 when it has none). */
+export async function sumSessionAccounts(
+  db: Executor,
+  sessionId: string,
+  accounts: readonly LedgerAccount[],
+): Promise<number> {
+  const row = await db
+    .selectFrom('ledger_lines')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount_cents'), eb.lit(0)).as('sum'))
+    .where('session_id', '=', sessionId)
+    .where('account', 'in', accounts)
+    .executeTakeFirstOrThrow();
+  return Number(row.sum);
 }
 
 /** The sum of every line per currency: zero in each when the books balance. */
