@@ -3,33 +3,37 @@
 // sends for POST /v1/sessions, GET /v1/sessions/{id} and POST /api/v1/shares/{id}/pay (sandbox, capture
 // immediate), with the same texts, in the same order, in the same transactions, through a pool of the
 // same size (10) that parses bigint and numeric as numbers, as the service's does. Read off the service
-// with log_statement=all (2026-11-25); test/payments/query-counts.test.ts pins their count (create 7,
-// pay 20, not counting begin and commit). Started by bench/postgres.ts, as one or two processes on one
+// with log_statement=all (2026-11-25); test/payments/query-counts.test.ts pins their count (create 5,
+// pay 16, not counting begin and commit). Started by bench/postgres.ts, as one or two processes on one
 // database made by the service's own migrations (`group-checkout merchant create`).
 //
-// POST /v1/sessions (publishable key; 7 statements, one transaction, one commit):
+// POST /v1/sessions (publishable key; 5 statements, one transaction, one commit):
 //   select the key joined to its merchant by key_hash (not revoked, not expired)
-//   begin; select the merchant's id for update (processes creating for one merchant take turns);
-//   the merchant's latest sessions.created_at (created_at is unique per merchant); insert the session;
-//   insert the organizer member; insert the group.created event; select pg_notify(…); commit
+//   begin; update the merchant's last_session_at to max(now, its newest session's created_at + 1)
+//   returning it (created_at is unique per merchant; the row's lock makes processes creating for one
+//   merchant take turns); insert the session;
+//   insert the organizer member; insert the group.created event with pg_notify(…) (one statement: a
+//   CTE); commit
 // GET /v1/sessions/{id} (secret key; 3 statements, no transaction):
 //   select the key joined to its merchant; select the session by id and merchant; select its members
 //   by position (and, once a member has moved or the session is funded, its attempts and disputes)
-// POST /api/v1/shares/{id}/pay (20 statements, three transactions):
-//   select the member by share_id; select the merchant's name
+// POST /api/v1/shares/{id}/pay (16 statements, two transactions):
+//   select the member's ids by share_id joined to its merchant's name
 //   claim:     begin; lock the open session (update updated_at … returning *); select the member by id;
 //              count the member's attempts (the try number); insert the attempt; mark the member paying;
 //              set settle_after (the recovery); commit
-//   processor: select the sandbox_operations row by key (no transaction); begin; insert it; commit
+//   processor: insert the sandbox_operations row … on conflict (its key) do nothing returning (no
+//              transaction; the row by key is read only when the key had one)
 //   record:    begin; lock the session (update updated_at … returning *); settle the attempt
 //              (… returning *); move the member to paid (… returning *); 3 ledger lines; the group's
-//              sums; its live attempts (started, and succeeded charges: the charge ids); the session's
-//              last event time; insert group.share_paid; select pg_notify(…); set
-//              settle_after; commit
+//              sums; its live attempts (started, and succeeded charges: the charge ids); insert
+//              group.share_paid, its created_at after the session's last event's read by the insert,
+//              with pg_notify(…) (one statement: a CTE); set settle_after; commit
 // And what follows from them, as the service does it:
 //   each merchant API answer (create, GET) is a row of api_requests, written in batches apart from the
 //   request: one insert … from jsonb_array_elements($1) per batch, at most 100 ms after its first row;
-//   each NOTIFY wakes the fan-out of events (LISTEN, one round at a time, again while wakes arrive):
+//   each NOTIFY wakes the fan-out of events (LISTEN, one round at a time, the rounds wakes ask for at
+//   least 15 ms apart, as jobs/dispatcher.ts paces them):
 //   begin; pg_try_advisory_xact_lock; up to 100 undispatched events by seq; their sessions'
 //   webhook_url; the merchant's webhook endpoints; for group.share_paid events the rows the mails are
 //   made from (the events' payloads, the sessions' customer, the addresses of the organizers and of the
@@ -69,19 +73,21 @@ pool.on('error', () => undefined);
 // The service's statements, as its log shows them.
 const SQL = {
   key: `select "merchants".*, "api_keys"."id" as "key_id", "api_keys"."kind" as "key_kind", "api_keys"."environment" as "key_environment", "api_keys"."key_hash" as "key_hash", "api_keys"."expires_at" as "key_expires_at" from "api_keys" inner join "merchants" on "merchants"."id" = "api_keys"."merchant_id" where "api_keys"."key_hash" = $1 and "api_keys"."revoked_at" is null and ("api_keys"."expires_at" is null or "api_keys"."expires_at" > $2)`,
-  lockMerchant: 'select "id" from "merchants" where "id" = $1 for update',
-  latestCreated:
-    'select "created_at" from "sessions" where "merchant_id" = $1 order by "created_at" desc limit $2',
+  takeCreatedAt:
+    'update "merchants" set "last_session_at" = greatest($1, greatest("last_session_at", (select max("created_at") from "sessions" where "merchant_id" = $2)) + 1) where "id" = $3 returning "last_session_at"',
   insertSession: `insert into "sessions" ("id", "merchant_id", "status", "cart", "currency", "total_cents", "order_ref", "group_id", "group_mode", "group_config", "group_set_up_at", "customer", "success_url", "cancel_url", "webhook_url", "embed_origins", "organizer_token_hash", "group_token", "merchant_fee_ppm", "consumer_fee_ppm", "charge_step", "locale", "mail_locale", "created_at", "updated_at", "expires_at", "closed_at", "funded_at", "settled_at", "settle_after") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`,
   insertMember: `insert into "members" ("id", "session_id", "merchant_id", "position", "name", "email", "amount_cents", "basis_points", "items", "share_id", "status", "is_organizer", "last_reminded_at", "paying_attempt_id", "failure", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
-  insertEvent: `insert into "events" ("id", "merchant_id", "session_id", "type", "payload", "created_at", "dispatched_at") values ($1, $2, $3, $4, $5, $6, $7)`,
-  notify: "select pg_notify($1, '')",
+  // The session's first event, and NOTIFY, in one statement.
+  insertFirstEvent: `with "written" as (insert into "events" ("id", "merchant_id", "session_id", "type", "payload", "created_at") values ($1, $2, $3, $4, $5, $6) returning "seq") select pg_notify($7, '') as "notified" from "written"`,
+  // A later event: created_at the next millisecond after the session's newest event when that is not
+  // earlier than now, read by the insert; and NOTIFY, in one statement.
+  insertNextEvent: `with "written" as (insert into "events" ("id", "merchant_id", "session_id", "type", "payload", "created_at") select $1 as "id", $2 as "merchant_id", $3 as "session_id", $4 as "type", $5 as "payload", case when max("created_at") >= $6 then max("created_at") + 1 else $7 end as "created_at" from "events" where "session_id" = $8 returning "seq") select pg_notify($9, '') as "notified" from "written"`,
   sessionById: 'select * from "sessions" where "id" = $1 and "merchant_id" = $2',
   members: 'select * from "members" where "session_id" = $1 order by "position" asc',
   attempts: 'select * from "attempts" where "session_id" = $1 order by "created_at" asc, "id" asc',
   disputes: 'select * from "disputes" where "session_id" = $1 order by "created_at", "id"',
-  memberByShare: 'select * from "members" where "share_id" = $1',
-  merchantName: 'select "name" from "merchants" where "id" = $1',
+  shareToPay:
+    'select "members"."id", "members"."session_id", "members"."share_id", "merchants"."name" from "members" inner join "merchants" on "merchants"."id" = "members"."merchant_id" where "members"."share_id" = $1',
   lockOpen:
     'update "sessions" set "updated_at" = $1 where "id" = $2 and "status" = $3 and "expires_at" > $4 returning *',
   memberById: 'select * from "members" where "id" = $1',
@@ -91,14 +97,13 @@ const SQL = {
     'update "members" set "paying_attempt_id" = $1, "updated_at" = $2 where "session_id" = $3 and "id" = $4 and "status" = $5 and "paying_attempt_id" is null',
   schedule: 'update "sessions" set "settle_after" = $1 where "id" = $2',
   findOperation: 'select * from "sandbox_operations" where "idempotency_key" = $1',
-  insertOperation: `insert into "sandbox_operations" ("idempotency_key", "id", "kind", "target_id", "amount_cents", "currency", "state", "outcome", "client_secret", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+  insertOperation: `insert into "sandbox_operations" ("idempotency_key", "id", "kind", "target_id", "amount_cents", "currency", "state", "outcome", "client_secret", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) on conflict ("idempotency_key") do nothing returning "idempotency_key"`,
   lock: 'update "sessions" set "updated_at" = $1 where "id" = $2 returning *',
   settleAttempt: `update "attempts" set "state" = $1, "processor_id" = coalesce($2, "processor_id"), "card_brand" = coalesce($3, "card_brand"), "card_last4" = coalesce($4, "card_last4"), "decline_code" = $5, "error" = $6, "updated_at" = $7 where "session_id" = $8 and "id" = $9 and "state" = $10 returning *`,
   movePaid: `update "members" set "status" = $1, "updated_at" = $2, "failure" = $3, "paying_attempt_id" = $4 where "session_id" = $5 and "id" = $6 and "status" = $7 and "paying_attempt_id" = $8 returning *`,
   insertLines: `insert into "ledger_lines" ("id", "entry_id", "kind", "account", "amount_cents", "currency", "merchant_id", "session_id", "member_id", "attempt_id", "created_at") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11), ($12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22), ($23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)`,
   sumGroup: `select coalesce(sum(case when status in ('paid', 'authorized') then amount_cents else 0 end), 0) as "paid_cents", coalesce(sum(case when status = 'paid' then 1 else 0 end), 0) as "paid", coalesce(sum(case when status = 'authorized' then 1 else 0 end), 0) as "authorized", coalesce(sum(case when amount_cents > 0 and (status <> 'paid' or paying_attempt_id is not null) then 1 else 0 end), 0) as "unpaid", coalesce(sum(case when amount_cents > 0 and (status not in ('paid', 'authorized') or paying_attempt_id is not null) then 1 else 0 end), 0) as "unready" from "members" where "session_id" = $1`,
   liveAttempts: `select "id", "kind", "member_id", "state", "processor_id", "client_secret", "created_at", "updated_at" from "attempts" where "session_id" = $1 and ("state" = $2 or ("state" = $3 and "kind" in ($4, $5))) order by "created_at" asc, "id" asc`,
-  lastEventAt: 'select max("created_at") as "at" from "events" where "session_id" = $1',
   requestLog:
     'insert into api_requests (id, merchant_id, method, route, status, duration_us, key_prefix, created_at) select r ->> 0, r ->> 1, r ->> 2, r ->> 3, (r ->> 4)::integer, (r ->> 5)::integer, r ->> 6, (r ->> 7)::bigint from jsonb_array_elements($1::jsonb) as r',
   fanOutLock: '\n\t      select pg_try_advisory_xact_lock($1) as locked',
@@ -290,9 +295,10 @@ app.post('/v1/sessions', async (request, reply) => {
   const embedOrigins = caller.row.key_kind === 'publishable' && origin ? JSON.stringify([origin]) : '[]';
   const orderRef = cart.metadata?.order_ref ?? null;
   const createdAt = await transaction(async (client) => {
-    await client.query(SQL.lockMerchant, [merchant.id]);
-    const last = (await client.query<{ created_at: number }>(SQL.latestCreated, [merchant.id, 1])).rows[0];
-    const at = Math.max(now, (last?.created_at ?? 0) + 1);
+    // Locks the merchant's row and answers max(now, its newest session's created_at + 1).
+    const at = (
+      await client.query<{ last_session_at: number }>(SQL.takeCreatedAt, [now, merchant.id, merchant.id])
+    ).rows[0]?.last_session_at as number;
     await client.query(SQL.insertSession, [
       sessionId,
       merchant.id,
@@ -360,16 +366,15 @@ app.post('/v1/sessions', async (request, reply) => {
         charges: [],
       },
     };
-    await client.query(SQL.insertEvent, [
+    await client.query(SQL.insertFirstEvent, [
       eventId,
       merchant.id,
       sessionId,
       'group.created',
       JSON.stringify(event),
       at,
-      null,
+      CHANNEL,
     ]);
-    await client.query(SQL.notify, [CHANNEL]);
     return at;
   });
   const answer = {
@@ -475,14 +480,14 @@ app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
   const errors = checkCard(fields, new Date());
   if (errors.length > 0) return reply.code(400).send({ error: errors[0] });
 
-  const found = (await pool.query<MemberRow>(SQL.memberByShare, [shareId])).rows[0];
-  if (!found) return reply.code(404).send({ error: 'share_not_found' });
-  const merchantName = (
-    await pool.query<{ name: string }>(SQL.merchantName, [
-      // The member row carries its merchant.
-      (found as MemberRow & { merchant_id: string }).merchant_id,
+  // The share with its merchant's name, in one statement.
+  const found = (
+    await pool.query<{ id: string; session_id: string; share_id: string; name: string }>(SQL.shareToPay, [
+      shareId,
     ])
-  ).rows[0]?.name;
+  ).rows[0];
+  if (!found) return reply.code(404).send({ error: 'share_not_found' });
+  const merchantName = found.name;
 
   // 1. Claim, under the session's lock.
   const now = Date.now();
@@ -540,38 +545,36 @@ app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
     return answerRefusal(reply, error);
   }
 
-  // 2. The sandbox processor: its record by key (its idempotency), then the record in a transaction.
+  // 2. The sandbox processor: its record, unless its key has one (then that record is read), in one
+  // statement with no transaction.
   const digits = normalizeCardNumber(fields.number);
   const brand = cardBrand(digits);
   const last4 = digits.slice(-4);
   const { session: claimedSession, member, attemptId, fee } = claimed;
   const amount = member.amount_cents + fee;
-  const existing = (await pool.query(SQL.findOperation, [claimed.key])).rows[0];
-  const chargeId = ids.sandboxCharge();
-  if (!existing) {
-    const called = Date.now();
-    const outcome = {
-      status: 'succeeded',
-      processorId: chargeId,
-      amountCents: amount,
-      card: { brand, last4 },
-    };
-    await transaction((client) =>
-      client.query(SQL.insertOperation, [
-        claimed.key,
-        chargeId,
-        'charge',
-        null,
-        amount,
-        claimedSession.currency,
-        'succeeded',
-        JSON.stringify({ outcome }),
-        null,
-        called,
-        called,
-      ]),
-    );
-  }
+  let chargeId = ids.sandboxCharge();
+  const called = Date.now();
+  const outcome = {
+    status: 'succeeded',
+    processorId: chargeId,
+    amountCents: amount,
+    card: { brand, last4 },
+  };
+  const kept = await pool.query(SQL.insertOperation, [
+    claimed.key,
+    chargeId,
+    'charge',
+    null,
+    amount,
+    claimedSession.currency,
+    'succeeded',
+    JSON.stringify({ outcome }),
+    null,
+    called,
+    called,
+  ]);
+  if (kept.rowCount === 0)
+    chargeId = (await pool.query<{ id: string }>(SQL.findOperation, [claimed.key])).rows[0]?.id ?? chargeId;
 
   // 3. Record, under the session's lock again.
   const session = await transaction(async (client) => {
@@ -638,8 +641,6 @@ app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
       ])
     ).rows;
     const paidMember = moved.rows[0] as MemberRow;
-    const lastAt =
-      (await client.query<{ at: number | null }>(SQL.lastEventAt, [locked.id])).rows[0]?.at ?? null;
     const eventId = ids.event();
     const charges: string[] = [];
     let next = Number.POSITIVE_INFINITY;
@@ -674,16 +675,17 @@ app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
         },
       },
     };
-    await client.query(SQL.insertEvent, [
+    await client.query(SQL.insertNextEvent, [
       eventId,
       locked.merchant_id,
       locked.id,
       'group.share_paid',
       JSON.stringify(event),
-      lastAt === null ? at : Math.max(at, lastAt + 1),
-      null,
+      at,
+      at,
+      locked.id,
+      CHANNEL,
     ]);
-    await client.query(SQL.notify, [CHANNEL]);
     const settleAfter = next === Number.POSITIVE_INFINITY ? null : next;
     if (settleAfter !== locked.settle_after) await client.query(SQL.schedule, [settleAfter, locked.id]);
     return { ...locked, member: paidMember };
@@ -720,17 +722,31 @@ app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
 });
 
 // The fan-out of committed events (jobs/dispatcher.ts, flows/deliveries.ts): woken by NOTIFY, one round
-// at a time, and again when wakes arrived meanwhile or a full batch was taken.
+// at a time; a wake after a quiet spell starts a round at once, and the rounds wakes ask for start at
+// least ROUND_GAP_MS apart (so a round takes every event committed meanwhile); a full batch goes round
+// again at once.
+const ROUND_GAP_MS = 15;
 let pumping = false;
-let again = false;
+let woken = false;
 let stopped = false;
+let lastRoundAt = Number.NEGATIVE_INFINITY;
+let roundTimer: NodeJS.Timeout | undefined;
 function wake(): void {
   if (stopped) return;
   if (pumping) {
-    again = true;
+    woken = true;
     return;
   }
-  void pump();
+  if (roundTimer !== undefined) return;
+  const wait = lastRoundAt + ROUND_GAP_MS - performance.now();
+  if (wait <= 0) {
+    void pump();
+    return;
+  }
+  roundTimer = setTimeout(() => {
+    roundTimer = undefined;
+    if (!stopped && !pumping) void pump();
+  }, wait);
 }
 
 async function fanOut(): Promise<boolean> {
@@ -798,22 +814,25 @@ async function fanOut(): Promise<boolean> {
 
 async function pump(): Promise<void> {
   pumping = true;
+  woken = false;
   try {
+    let more: boolean;
     do {
-      again = false;
-      if (await fanOut()) again = true;
+      lastRoundAt = performance.now();
+      more = await fanOut();
       const now = Date.now();
       const holder = `${process.pid}.${randomUUID()}`;
       const urls = (await pool.query(SQL.takeDueUrls, [holder, now + 26_250, now, now, 32, now, now])).rows;
       if (urls.length > 0) throw new Error('no delivery URL is expected in the bench');
       const at = Date.now();
       await pool.query(SQL.heldElsewhere, [at, at]);
-    } while (again && !stopped);
+    } while (more && !stopped);
   } catch (error) {
     process.stderr.write(`fan-out failed: ${(error as Error).message}\n`);
   } finally {
     pumping = false;
   }
+  if (woken) wake();
 }
 
 const listener = new pg.Client({ connectionString: databaseUrl });
@@ -828,6 +847,7 @@ wake();
 function close() {
   stopped = true;
   clearInterval(poll);
+  clearTimeout(roundTimer);
   void app.close().then(async () => {
     while (pumping) await new Promise((resolve) => setTimeout(resolve, 5));
     await writing;

@@ -8,7 +8,7 @@ import { toIso } from '../clock.ts';
 import { type EventType, TEST_EVENT_TYPE } from '../domain/event-types.ts';
 import { ids } from '../ids.ts';
 import type { EventSignal } from '../store/event-signal.ts';
-import { findLatestEventAt, insertEvent } from '../store/events.ts';
+import { insertEvent, insertSessionEvent } from '../store/events.ts';
 import type { Member } from '../store/members.ts';
 import type { Database } from '../store/schema.ts';
 import type { Session } from '../store/sessions.ts';
@@ -66,17 +66,21 @@ export async function recordEvent(
   now: number,
 ): Promise<EventPayload> {
   const event = buildEvent(type, snapshot, now);
-  // group.created is a session's first event by definition: nothing to order it after.
-  const lastAt = type === 'group.created' ? undefined : await findLatestEventAt(trx, snapshot.session.id);
-  await insertEvent(trx, {
-    id: event.id,
-    merchantId: snapshot.session.merchantId,
-    sessionId: snapshot.session.id,
-    type,
-    payload: JSON.stringify(event),
-    createdAt: lastAt === undefined ? now : Math.max(now, lastAt + 1),
-  });
-  await signal.announce(trx);
+  // One statement: the insert reads the session's newest event time itself (group.created is a session's
+  // first event by definition: nothing to order it after), and on PostgreSQL sends the NOTIFY too.
+  await insertSessionEvent(
+    trx,
+    {
+      id: event.id,
+      merchantId: snapshot.session.merchantId,
+      sessionId: snapshot.session.id,
+      type,
+      payload: JSON.stringify(event),
+      createdAt: now,
+    },
+    { first: type === 'group.created', notifyChannel: signal.notifyChannel },
+  );
+  if (signal.notifyChannel === undefined) await signal.announce(trx);
   return event;
 }
 

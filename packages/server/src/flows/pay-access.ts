@@ -6,7 +6,7 @@ import { ServiceError } from '../errors.ts';
 import { sha256 } from '../ids.ts';
 import { type Attempt, listSessionAttempts } from '../store/attempts.ts';
 import { findMemberByShareId, listMembers, type Member } from '../store/members.ts';
-import { findMerchantName } from '../store/merchants.ts';
+import { findMerchantName, findShareToPay } from '../store/merchants.ts';
 import {
   findSessionByGroupToken,
   findSessionByIdUnscoped,
@@ -72,16 +72,18 @@ export async function loadShare(
 }
 
 /**
- * A share about to be paid: its member (the claim reads it again under the session's lock) and the
- * merchant's name for the answer; share_not_found for an unknown id, before anything else.
+ * A share about to be paid: its member's ids (the claim reads the member under the session's lock) and
+ * the merchant's name for the answer, in one statement; share_not_found for an unknown id, before
+ * anything else.
  */
 export async function loadShareToPay(
   deps: Deps,
   shareId: string,
-): Promise<{ member: Member; merchantName: string }> {
-  const member = await findMemberByShareId(deps.db.kysely, shareId);
-  if (!member) throw new ServiceError('share_not_found');
-  return { member, merchantName: await merchantNameOf(deps, member) };
+): Promise<{ member: Pick<Member, 'id' | 'sessionId' | 'shareId'>; merchantName: string }> {
+  const found = await findShareToPay(deps.db.kysely, shareId);
+  if (!found) throw new ServiceError('share_not_found');
+  const { merchantName, ...member } = found;
+  return { member, merchantName };
 }
 
 /** A share as its page shows it: loadShare, and the group's members for its progress. */

@@ -16,7 +16,7 @@ import { chooseLocale, type LocaleSetting } from '../i18n/locales.ts';
 import { ids, sha256 } from '../ids.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { insertMembers, type Member } from '../store/members.ts';
-import { lockMerchantRow, type Merchant } from '../store/merchants.ts';
+import { type Merchant, takeSessionCreatedAt } from '../store/merchants.ts';
 import {
   type Customer,
   closePendingSession,
@@ -201,15 +201,16 @@ export async function createSession(
 
   // created_at is unique per merchant: it is the list cursor, so a session created in the same
   // millisecond as the merchant's previous one takes the next free millisecond (docs/decisions.md). On
-  // PostgreSQL the merchant's row is locked first, so that processes creating for one merchant at once
-  // take their turns instead of colliding on the millisecond over and over; the retry stays for SQLite
-  // files shared with another process.
+  // PostgreSQL one update of the merchant's row locks it and answers that millisecond, so that processes
+  // creating for one merchant at once take their turns instead of colliding on the millisecond over and
+  // over; the retry stays for SQLite files shared with another process.
   for (let attempt = 0; ; attempt++) {
     try {
       const session = await deps.db.kysely.transaction().execute(async (trx) => {
-        if (deps.db.dialect === 'postgres') await lockMerchantRow(trx, merchant.id);
-        const last = await findLatestSessionCreatedAt(trx, merchant.id);
-        const createdAt = Math.max(now, (last ?? 0) + 1);
+        const createdAt =
+          deps.db.dialect === 'postgres'
+            ? await takeSessionCreatedAt(trx, merchant.id, now)
+            : Math.max(now, ((await findLatestSessionCreatedAt(trx, merchant.id)) ?? 0) + 1);
         const row: SessionRow = {
           ...draft,
           createdAt,

@@ -112,30 +112,39 @@ interface Stored {
   onceAuthenticated?: Outcome;
 }
 
+/** The key being kept has a record already: nothing was written (see once). */
+class KeyAnswered extends Error {
+  constructor(key: string) {
+    super(`the sandbox has answered ${key} before`);
+  }
+}
+
 export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
   const kysely = db.kysely;
   const storedOf = (r: SandboxRecord) => JSON.parse(r.outcome) as Stored;
 
   /**
-   * Answers what `key` answered before, or runs `make` and keeps its record, in one transaction. Two
-   * calls racing with one key both answer the record that was committed first.
+   * Answers what `key` answered before, or what `write` answers, its record kept. `write` ends by keeping
+   * the record (keep), which writes nothing and throws KeyAnswered when the key has one already; work
+   * done before that in the same transaction is rolled back with it. So a new key costs its writes alone,
+   * and only a key answered before (a retry, or two calls racing) reads its record. Two calls racing with
+   * one key both answer the record that was committed first.
    */
-  async function once(
-    key: string,
-    make: (trx: Transaction<Database>, now: number) => Promise<SandboxRecord>,
-  ): Promise<Outcome> {
-    const known = await findSandboxRecordByKey(kysely, key);
-    if (known) return storedOf(known).outcome;
+  async function once(key: string, write: (now: number) => Promise<SandboxRecord>): Promise<Outcome> {
     try {
-      const record = await kysely.transaction().execute((trx) => make(trx, clock.now()));
-      return storedOf(record).outcome;
+      return storedOf(await write(clock.now())).outcome;
     } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
-      const raced = await findSandboxRecordByKey(kysely, key);
-      if (!raced) throw error;
-      return storedOf(raced).outcome;
+      if (!(error instanceof KeyAnswered) && !isUniqueViolation(error)) throw error;
+      const known = await findSandboxRecordByKey(kysely, key);
+      if (!known) throw error;
+      return storedOf(known).outcome;
     }
   }
+
+  /** `make` in one transaction (a record and what it moves or schedules, or nothing), for `once`. */
+  const inTransaction =
+    (make: (trx: Transaction<Database>, now: number) => Promise<SandboxRecord>) => (now: number) =>
+      kysely.transaction().execute((trx) => make(trx, now));
 
   /** Builds the record answering `key` with `stored` and writes it in `trx`. */
   async function keep(
@@ -166,7 +175,7 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
       createdAt: now,
       updatedAt: now,
     };
-    await insertSandboxRecord(trx, r);
+    if (!(await insertSandboxRecord(trx, r))) throw new KeyAnswered(key);
     return r;
   }
 
@@ -199,9 +208,14 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
     );
 
   function pay(kind: 'charge' | 'authorize', request: PaymentRequest): Promise<Outcome> {
-    return once(request.key, async (trx, now) => {
+    const digits = 'card' in request.source ? normalizeCardNumber(request.source.card.number) : '';
+    const behaviour = TEST_CARDS[digits];
+    // A charge on a card whose dispute opens later schedules the dispute with its record, in one
+    // transaction; any other payment writes its record alone: one statement, no transaction.
+    const disputes = kind === 'charge' && behaviour !== undefined && 'disputed' in behaviour;
+    const make = async (db: Executor, now: number) => {
       const record = (fields: Parameters<typeof keep>[3], stored: Stored) =>
-        keep(trx, request.key, kind, fields, stored, now);
+        keep(db, request.key, kind, fields, stored, now);
       const money = { amountCents: request.amountCents, currency: request.currency };
       // Like Stripe, the sandbox cannot charge an amount off the currency's step or below its minimum.
       const refused =
@@ -220,9 +234,7 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
         };
         return record({ id: null, ...money, state: 'failed' }, stored);
       }
-      const digits = normalizeCardNumber(request.source.card.number);
       const card: CardFacts = { brand: cardBrand(digits), last4: digits.slice(-4) };
-      const behaviour = TEST_CARDS[digits];
       const declined = (code: DeclineCode): Stored => ({
         outcome: { status: 'declined', declineCode: code, message: DECLINE_MESSAGES[code], card },
       });
@@ -263,102 +275,107 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
         { id, ...money, state: kind === 'charge' ? 'succeeded' : 'authorized' },
         { outcome: succeeded, ...flags },
       );
-      if (flags.disputed && kind === 'charge') await scheduleDispute(trx, { id, ...money }, now);
+      if (disputes) await scheduleDispute(db, { id, ...money }, now);
       return kept;
-    });
+    };
+    return once(request.key, disputes ? inTransaction(make) : (now) => make(kysely, now));
   }
 
   /** A capture, release or refund of `request.paymentId`, made and recorded in one transaction. */
   function followUp(kind: 'capture' | 'release' | 'refund', request: FollowUpRequest): Promise<Outcome> {
-    return once(request.key, async (trx, now) => {
-      const target = await findSandboxObject(trx, request.paymentId);
-      const money = { amountCents: request.amountCents, currency: request.currency };
-      const fail = async (message: string, declined?: DeclineCode) => {
-        const stored: Stored = {
-          outcome: declined
-            ? { status: 'declined', declineCode: declined, message: DECLINE_MESSAGES[declined] }
-            : { status: 'failed', message },
+    return once(
+      request.key,
+      inTransaction(async (trx, now) => {
+        const target = await findSandboxObject(trx, request.paymentId);
+        const money = { amountCents: request.amountCents, currency: request.currency };
+        const fail = async (message: string, declined?: DeclineCode) => {
+          const stored: Stored = {
+            outcome: declined
+              ? { status: 'declined', declineCode: declined, message: DECLINE_MESSAGES[declined] }
+              : { status: 'failed', message },
+          };
+          return keep(
+            trx,
+            request.key,
+            kind,
+            { id: null, targetId: request.paymentId, ...money, state: 'failed' },
+            stored,
+            now,
+          );
+        };
+        if (!target || (target.kind !== 'charge' && target.kind !== 'authorize')) {
+          return fail(`No such charge: ${request.paymentId}.`);
+        }
+        if (request.amountCents !== target.amountCents) {
+          return fail(`The amount ${request.amountCents} is not the charge's ${target.amountCents}.`);
+        }
+        const facts = storedOf(target);
+        const targetId = target.id as string;
+        let id: string;
+        let stored: Stored = { outcome: { status: 'failed', message: '' } };
+        if (kind === 'capture') {
+          if (facts.failsAtCapture) {
+            // The card fails at capture, and its hold is gone with it.
+            await moveSandboxObject(trx, targetId, ['authorized'], 'released', now);
+            return fail('', 'generic_decline');
+          }
+          if (!(await moveSandboxObject(trx, targetId, ['authorized'], 'captured', now))) {
+            return fail(`The hold ${targetId} is ${target.state}, not authorized.`);
+          }
+          if (facts.disputed) await scheduleDispute(trx, { id: targetId, ...money }, now);
+          id = targetId;
+        } else if (kind === 'release') {
+          if (!(await moveSandboxObject(trx, targetId, ['authorized'], 'released', now))) {
+            return fail(`The hold ${targetId} is ${target.state}, not authorized.`);
+          }
+          id = targetId;
+        } else {
+          if (!(await moveSandboxObject(trx, targetId, ['succeeded', 'captured'], 'refunded', now))) {
+            return fail(`The charge ${targetId} is ${target.state}; only a captured charge can be refunded.`);
+          }
+          id = ids.sandboxRefund();
+          if (facts.refundsFail) {
+            // Card 4000000000005126: the refund is taken (pending), then fails, as a closed card's would.
+            stored = { outcome: stored.outcome, refundsFail: true };
+            await schedule(
+              trx,
+              {
+                id: ids.sandboxEvent(),
+                type: 'refund.failed',
+                refundId: id,
+                reason: 'expired_or_canceled_card',
+              },
+              now,
+              now + REFUND_FAILS_AFTER_MS,
+            );
+          }
+        }
+        stored = {
+          ...stored,
+          outcome: { status: 'succeeded', processorId: id, amountCents: request.amountCents },
         };
         return keep(
           trx,
           request.key,
           kind,
-          { id: null, targetId: request.paymentId, ...money, state: 'failed' },
+          { id: kind === 'refund' ? id : null, targetId: request.paymentId, ...money, state: 'succeeded' },
           stored,
           now,
         );
-      };
-      if (!target || (target.kind !== 'charge' && target.kind !== 'authorize')) {
-        return fail(`No such charge: ${request.paymentId}.`);
-      }
-      if (request.amountCents !== target.amountCents) {
-        return fail(`The amount ${request.amountCents} is not the charge's ${target.amountCents}.`);
-      }
-      const facts = storedOf(target);
-      const targetId = target.id as string;
-      let id: string;
-      let stored: Stored = { outcome: { status: 'failed', message: '' } };
-      if (kind === 'capture') {
-        if (facts.failsAtCapture) {
-          // The card fails at capture, and its hold is gone with it.
-          await moveSandboxObject(trx, targetId, ['authorized'], 'released', now);
-          return fail('', 'generic_decline');
-        }
-        if (!(await moveSandboxObject(trx, targetId, ['authorized'], 'captured', now))) {
-          return fail(`The hold ${targetId} is ${target.state}, not authorized.`);
-        }
-        if (facts.disputed) await scheduleDispute(trx, { id: targetId, ...money }, now);
-        id = targetId;
-      } else if (kind === 'release') {
-        if (!(await moveSandboxObject(trx, targetId, ['authorized'], 'released', now))) {
-          return fail(`The hold ${targetId} is ${target.state}, not authorized.`);
-        }
-        id = targetId;
-      } else {
-        if (!(await moveSandboxObject(trx, targetId, ['succeeded', 'captured'], 'refunded', now))) {
-          return fail(`The charge ${targetId} is ${target.state}; only a captured charge can be refunded.`);
-        }
-        id = ids.sandboxRefund();
-        if (facts.refundsFail) {
-          // Card 4000000000005126: the refund is taken (pending), then fails, as a closed card's would.
-          stored = { outcome: stored.outcome, refundsFail: true };
-          await schedule(
-            trx,
-            {
-              id: ids.sandboxEvent(),
-              type: 'refund.failed',
-              refundId: id,
-              reason: 'expired_or_canceled_card',
-            },
-            now,
-            now + REFUND_FAILS_AFTER_MS,
-          );
-        }
-      }
-      stored = {
-        ...stored,
-        outcome: { status: 'succeeded', processorId: id, amountCents: request.amountCents },
-      };
-      return keep(
-        trx,
-        request.key,
-        kind,
-        { id: kind === 'refund' ? id : null, targetId: request.paymentId, ...money, state: 'succeeded' },
-        stored,
-        now,
-      );
-    });
+      }),
+    );
   }
 
   function transfer(request: TransferRequest): Promise<Outcome> {
-    return once(request.key, async (trx, now) => {
+    // One record and nothing else: written alone, no transaction.
+    return once(request.key, async (now) => {
       // The sandbox pays out without a connected account: there is nowhere real to send money.
       const id = ids.sandboxTransfer();
       const stored: Stored = {
         outcome: { status: 'succeeded', processorId: id, amountCents: request.amountCents },
       };
       return keep(
-        trx,
+        kysely,
         request.key,
         'transfer',
         { id, amountCents: request.amountCents, currency: request.currency, state: 'succeeded' },
@@ -486,7 +503,8 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
             now,
           );
         } catch (error) {
-          if (!isUniqueViolation(error)) throw error;
+          // Opened once: a dispute already kept is not opened again.
+          if (!(error instanceof KeyAnswered) && !isUniqueViolation(error)) throw error;
         }
       }
     },

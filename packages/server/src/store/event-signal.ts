@@ -16,6 +16,11 @@ const CHANNEL = 'group_checkout_events';
 const RECONNECT_MS = 1000;
 
 export interface EventSignal {
+  /**
+   * On PostgreSQL the channel to NOTIFY: a statement that writes an event may send it itself (store/events.ts
+   * insertSessionEvent) instead of a select pg_notify of its own. Undefined where the signal is no statement.
+   */
+  readonly notifyChannel: string | undefined;
   /** Called inside a transaction that wrote events: listeners hear of it once it commits. */
   announce(trx: Transaction<Database>): Promise<void>;
   /** Calls `listener` whenever events commit (on PostgreSQL, in any process); answers how to stop. */
@@ -26,6 +31,7 @@ export function sqliteEventSignal(): EventSignal {
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
   return {
+    notifyChannel: undefined,
     async announce() {
       setImmediate(() => emitter.emit('written'));
     },
@@ -40,6 +46,7 @@ export function sqliteEventSignal(): EventSignal {
 
 export function postgresEventSignal(databaseUrl: string): EventSignal {
   return {
+    notifyChannel: CHANNEL,
     async announce(trx) {
       await sql`select pg_notify(${CHANNEL}, '')`.execute(trx);
     },

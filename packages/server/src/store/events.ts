@@ -1,9 +1,9 @@
 // The events outbox table: an event row is written in the same transaction as the change it reports
 // (events/outbox.ts builds the payload), and delivery reads the rows afterwards.
-import type { Transaction } from 'kysely';
+import { type QueryCreator, sql, type Transaction } from 'kysely';
 import { TEST_EVENT_TYPE } from '../domain/event-types.ts';
 import { newestFirst } from './paging.ts';
-import { fieldsOf, prepared } from './prepared.ts';
+import { fieldsOf, prepared, preparedBy } from './prepared.ts';
 import type { Database, Executor } from './schema.ts';
 
 export interface EventRow {
@@ -41,17 +41,67 @@ export async function insertEvent(
   await insertQuery.execute(trx, { event, dispatchedAt });
 }
 
-const latestQuery = prepared((db, p: { sessionId: string }) =>
-  db
-    .selectFrom('events')
-    .select((eb) => eb.fn.max('created_at').as('at'))
-    .where('session_id', '=', p.sessionId),
+/**
+ * A session's event as one statement: the insert numbers the row (events.seq) and, unless it is the
+ * session's first event, gives it the time `createdAt` or, when the session already has an event at or
+ * after that, the next millisecond after its newest one (events of a session strictly increase in
+ * created_at), read by the insert itself; with a `notify` channel it also sends NOTIFY, which PostgreSQL
+ * delivers only when the transaction commits (store/event-signal.ts). One shape per choice.
+ */
+const sessionEventQuery = preparedBy(
+  (db, p: { event: EventRow; channel: string }, shape: `${'first' | 'next'}:${'notify' | 'quiet'}`) => {
+    const field = fieldsOf<EventRow>(p, 'event');
+    const columns = ['id', 'merchant_id', 'session_id', 'type', 'payload', 'created_at'] as const;
+    const [order, notify] = shape.split(':');
+    const insert = (into: QueryCreator<Database>) => {
+      const base = into.insertInto('events').columns(columns);
+      if (order === 'first')
+        return base.values({
+          id: field('id'),
+          merchant_id: field('merchantId'),
+          session_id: field('sessionId'),
+          type: field('type'),
+          payload: field('payload'),
+          created_at: field('createdAt'),
+        });
+      // max() over no rows is null, and `null >= x` is not true: the session's first event takes createdAt.
+      return base.expression(
+        into
+          .selectFrom('events')
+          .select([
+            sql<string>`${field('id')}`.as('id'),
+            sql<string>`${field('merchantId')}`.as('merchant_id'),
+            sql<string>`${field('sessionId')}`.as('session_id'),
+            sql<string>`${field('type')}`.as('type'),
+            sql<string>`${field('payload')}`.as('payload'),
+            sql<number>`case when max("created_at") >= ${field('createdAt')} then max("created_at") + 1 else ${field('createdAt')} end`.as(
+              'created_at',
+            ),
+          ])
+          .where('session_id', '=', field('sessionId')),
+      );
+    };
+    if (notify === 'quiet') return insert(db);
+    return db
+      .with('written', (w) => insert(w).returning('seq'))
+      .selectFrom('written')
+      .select(sql<string>`pg_notify(${p.channel}, '')`.as('notified'));
+  },
 );
 
-/** The outbox time of the session's newest event, if it has one. */
-export async function findLatestEventAt(db: Executor, sessionId: string): Promise<number | undefined> {
-  const row = await latestQuery.first(db, { sessionId });
-  return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
+/**
+ * Writes the session's event `event` in `trx` (whose caller holds the session's lock). `first`: the
+ * session's first event (group.created), with nothing to order it after. `notifyChannel`: on PostgreSQL,
+ * the channel to NOTIFY in the same statement (store/event-signal.ts).
+ */
+export async function insertSessionEvent(
+  trx: Transaction<Database>,
+  event: EventRow & { sessionId: string },
+  options: { first: boolean; notifyChannel: string | undefined },
+): Promise<void> {
+  const shape =
+    `${options.first ? 'first' : 'next'}:${options.notifyChannel === undefined ? 'quiet' : 'notify'}` as const;
+  await sessionEventQuery(shape).execute(trx, { event, channel: options.notifyChannel ?? '' });
 }
 
 export interface EventListFilter {

@@ -1,5 +1,5 @@
 // Merchants and their API keys. Keys are stored as SHA-256 hashes; a secret key is shown once.
-import type { Selectable, Transaction } from 'kysely';
+import { type Selectable, sql, type Transaction } from 'kysely';
 import type { PreviousSecret } from '../domain/rotation.ts';
 import { ids, KEY_PREFIX_LENGTH, type KeyEnvironment, sha256 } from '../ids.ts';
 import type { Db } from './db.ts';
@@ -265,6 +265,32 @@ const nameQuery = prepared((db, p: { merchantId: string }) =>
   db.selectFrom('merchants').select('name').where('id', '=', p.merchantId),
 );
 
+/** A share as the pay route reads it before its claim: the member's ids and its merchant's name. */
+export interface ShareToPay {
+  id: string;
+  sessionId: string;
+  shareId: string;
+  merchantName: string;
+}
+
+/**
+ * The share `shareId` with the name of its merchant, in one statement (no cache: the name joined to the
+ * member's row costs nothing more on either database, where a read of its own is a round trip on
+ * PostgreSQL). The claim reads the member again under the session's lock; this read only finds it.
+ */
+export async function findShareToPay(db: Executor, shareId: string): Promise<ShareToPay | undefined> {
+  const row = await shareToPayQuery.first(db, { shareId });
+  return row && { id: row.id, sessionId: row.session_id, shareId: row.share_id, merchantName: row.name };
+}
+
+const shareToPayQuery = prepared((db, p: { shareId: string }) =>
+  db
+    .selectFrom('members')
+    .innerJoin('merchants', 'merchants.id', 'members.merchant_id')
+    .select(['members.id', 'members.session_id', 'members.share_id', 'merchants.name'])
+    .where('members.share_id', '=', p.shareId),
+);
+
 export async function countMerchants(db: Executor): Promise<number> {
   const row = await db
     .selectFrom('merchants')
@@ -388,6 +414,36 @@ export async function insertKey(
     .values(keyRow(merchant.id, key, kind, merchant.environment, now))
     .execute();
 }
+
+/**
+ * PostgreSQL: locks the merchant's row until the transaction ends and answers the created_at of its next
+ * session, `now` or the millisecond after its newest session's, whichever is later
+ * (docs/decisions.md#session-list-paging), in one statement. An update rather than a read after the
+ * lock: a create that waited for another's lock computes from the row that one committed (PostgreSQL
+ * evaluates the update again on the newest version of the row), where a read in the same statement
+ * would see only what had committed before it began. The sessions are read too, for a merchant whose
+ * row has no time yet and for any session written another way; the unique index and the caller's retry
+ * stay the backstop.
+ */
+export async function takeSessionCreatedAt(
+  trx: Transaction<Database>,
+  merchantId: string,
+  now: number,
+): Promise<number> {
+  const row = await sessionTimeQuery.first(trx, { merchantId, now });
+  if (row?.last_session_at == null) throw new Error(`merchant ${merchantId} not found`);
+  return Number(row.last_session_at);
+}
+
+const sessionTimeQuery = prepared((db, p: { merchantId: string; now: number }) =>
+  db
+    .updateTable('merchants')
+    .set({
+      last_session_at: sql<number>`greatest(${p.now}, greatest("last_session_at", (select max("created_at") from "sessions" where "merchant_id" = ${p.merchantId})) + 1)`,
+    })
+    .where('id', '=', p.merchantId)
+    .returning('last_session_at'),
+);
 
 /**
  * Locks the merchant row until the transaction ends, so that checks against a per-merchant cap (16

@@ -57,23 +57,32 @@ export async function findSandboxObject(db: Executor, id: string): Promise<Sandb
 }
 
 const insertQuery = prepared((db, r: SandboxRecord) =>
-  db.insertInto('sandbox_operations').values({
-    idempotency_key: r.key,
-    id: r.id,
-    kind: r.kind,
-    target_id: r.targetId,
-    amount_cents: r.amountCents,
-    currency: r.currency,
-    state: r.state,
-    outcome: r.outcome,
-    client_secret: r.clientSecret,
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
-  }),
+  db
+    .insertInto('sandbox_operations')
+    .values({
+      idempotency_key: r.key,
+      id: r.id,
+      kind: r.kind,
+      target_id: r.targetId,
+      amount_cents: r.amountCents,
+      currency: r.currency,
+      state: r.state,
+      outcome: r.outcome,
+      client_secret: r.clientSecret,
+      created_at: r.createdAt,
+      updated_at: r.updatedAt,
+    })
+    .onConflict((oc) => oc.column('idempotency_key').doNothing())
+    .returning('idempotency_key'),
 );
 
-export async function insertSandboxRecord(db: Executor, r: SandboxRecord): Promise<void> {
-  await insertQuery.execute(db, r);
+/**
+ * Writes the record answering its key, unless the key has one already: false then, and nothing written
+ * (one statement, where a read by key before the insert was two). Two writers racing with one key on
+ * PostgreSQL: the second waits for the first's transaction and writes nothing once it commits.
+ */
+export async function insertSandboxRecord(db: Executor, r: SandboxRecord): Promise<boolean> {
+  return (await insertQuery.all(db, r)).length === 1;
 }
 
 /** Moves object `id` from state `from` to `to`; false when it was not in `from`. */

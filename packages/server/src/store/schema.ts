@@ -24,6 +24,11 @@ export interface MerchantsTable {
   allowed_origins: string;
   processor_account_id: string | null;
   created_at: number;
+  /**
+   * PostgreSQL: the created_at of the merchant's newest session, taken by the create's update of this
+   * row (store/merchants.ts takeSessionCreatedAt); null before its first create there, and on SQLite.
+   */
+  last_session_at: number | null;
 }
 
 interface ApiKeysTable {

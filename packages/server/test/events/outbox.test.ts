@@ -7,7 +7,7 @@ import { recordEvent } from '../../src/events/outbox.ts';
 import { closeSession } from '../../src/flows/sessions.ts';
 import { ids, sha256 } from '../../src/ids.ts';
 import { insertMembers } from '../../src/store/members.ts';
-import { insertSession } from '../../src/store/sessions.ts';
+import { findSessionByIdUnscoped, insertSession } from '../../src/store/sessions.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { type ManualClock, manualClock } from '../helpers/clock.ts';
 import { DIALECTS } from '../helpers/databases.ts';
@@ -255,6 +255,73 @@ for (const dialect of DIALECTS) {
         ['group.created', 'group.cancelled'],
       );
     });
+
+    test("a session's events strictly increase in created_at, read by the insert itself", async () => {
+      const created = await createSession(t, { via: 'secret' });
+      const session = await findSessionByIdUnscoped(t.deps.db.kysely, created.session_id);
+      assert.ok(session);
+      const [first] = await eventRows(t, session.id);
+      assert.ok(first);
+      // Events whose time is the first's or earlier come a millisecond after the newest; a later one
+      // keeps its own time.
+      const times = [first.created_at, first.created_at - 60_000, first.created_at + 5_000];
+      for (const at of times)
+        await t.deps.db.kysely
+          .transaction()
+          .execute((trx) =>
+            recordEvent(t.deps.db.events, trx, 'group.share_paid', { session, paidCents: 0 }, at),
+          );
+      assert.deepEqual(
+        (await eventRows(t, session.id)).map((e) => e.created_at),
+        [first.created_at, first.created_at + 1, first.created_at + 2, first.created_at + 5_000],
+      );
+    });
+
+    // On SQLite the wake is in-process and harmless on a rollback (store/event-signal.ts); PostgreSQL's
+    // NOTIFY, sent by the event's insert itself, must wait for the commit.
+    const notifies = { skip: dialect.name !== 'postgres' && "NOTIFY is PostgreSQL's" };
+    test(
+      'the dispatcher hears of an event when its transaction commits, not when it rolls back',
+      notifies,
+      async () => {
+        const created = await createSession(t, { via: 'secret' });
+        const session = await findSessionByIdUnscoped(t.deps.db.kysely, created.session_id);
+        assert.ok(session);
+        let heard = 0;
+        const stop = await t.deps.db.events.listen(() => heard++);
+        const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
+        try {
+          await settle();
+          const before = heard;
+          await assert.rejects(
+            t.deps.db.kysely.transaction().execute(async (trx) => {
+              await recordEvent(
+                t.deps.db.events,
+                trx,
+                'group.share_paid',
+                { session, paidCents: 0 },
+                clock.now(),
+              );
+              await settle();
+              assert.equal(heard, before, 'nothing is heard before the commit');
+              throw new Error('rolled back');
+            }),
+            /rolled back/,
+          );
+          await settle();
+          assert.equal(heard, before, 'a rolled back event wakes nobody');
+          await t.deps.db.kysely
+            .transaction()
+            .execute((trx) =>
+              recordEvent(t.deps.db.events, trx, 'group.share_paid', { session, paidCents: 0 }, clock.now()),
+            );
+          await settle();
+          assert.ok(heard > before, 'a committed event is heard');
+        } finally {
+          await stop();
+        }
+      },
+    );
 
     test('a refused create writes no event', async () => {
       const before = (await eventRows(t)).length;

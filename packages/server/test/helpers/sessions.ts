@@ -82,6 +82,7 @@ export interface EventRow {
   type: string;
   merchant_id: string;
   session_id: string | null;
+  created_at: number;
   // biome-ignore lint/suspicious/noExplicitAny: the stored payload, parsed
   payload: any;
 }

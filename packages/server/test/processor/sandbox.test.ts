@@ -99,6 +99,35 @@ for (const dialect of DIALECTS) {
       assert.equal((await sandbox.capture({ ...follow('cap_4'), paymentId: relId })).status, 'failed');
     });
 
+    test('a key answered before moves nothing: what its new try would have done is rolled back', async () => {
+      const hold = await sandbox.authorize(pay('4242424242424242'));
+      const id = hold.status === 'succeeded' ? hold.processorId : '';
+      const follow = (key: string) => ({
+        key,
+        sessionId: 'gs_x',
+        memberId: 'mem_x',
+        paymentId: id,
+        amountCents: 5050,
+        currency: 'usd',
+      });
+      // A refund of a hold fails, and its key keeps that answer.
+      const refused = await sandbox.refund(follow('early_refund'));
+      assert.equal(refused.status, 'failed');
+      assert.equal((await sandbox.capture(follow('late_capture'))).status, 'succeeded');
+      // The same key again, once the charge could be refunded: the same failure, and the charge stays
+      // captured (the move its try made is rolled back with the record it could not keep).
+      assert.deepEqual(await sandbox.refund(follow('early_refund')), refused);
+      assert.equal((await sandbox.lookup('authorize', id))?.state, 'captured');
+      // A disputed card's charge keeps its record and its scheduled dispute once, whatever the retries.
+      const disputed = pay('4000000000000259');
+      const [a, b] = await Promise.all([sandbox.charge(disputed), sandbox.charge(disputed)]);
+      assert.deepEqual(a, b);
+      assert.deepEqual(await sandbox.charge(disputed), a);
+      const charged = a.status === 'succeeded' ? a.processorId : '';
+      const scheduled = await db.kysely.selectFrom('processor_events').select('payload').execute();
+      assert.equal(scheduled.filter((e) => e.payload.includes(charged)).length, 1, 'one dispute scheduled');
+    });
+
     test('0341 charged at once is declined; 0119 is a processing error that made nothing', async () => {
       assert.equal((await sandbox.charge(pay('4000000000000341'))).status, 'declined');
       assert.equal((await sandbox.charge(pay('4000000000000119'))).status, 'failed');

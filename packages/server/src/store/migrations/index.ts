@@ -15,6 +15,7 @@ import * as dashboard from './2026_11_28_0000_dashboard.ts';
 import * as mails from './2026_11_29_0100_mails.ts';
 import * as apiRequestLog from './2026_11_29_0200_api_request_log.ts';
 import * as reconcileWatermark from './2026_11_30_0000_reconcile_watermark.ts';
+import * as lastSessionAt from './2026_11_30_0100_last_session_at.ts';
 
 const migrations: Record<string, Migration> = {
   '2026_11_21_0000_foundation': foundation,
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '2026_11_29_0100_mails': mails,
   '2026_11_29_0200_api_request_log': apiRequestLog,
   '2026_11_30_0000_reconcile_watermark': reconcileWatermark,
+  '2026_11_30_0100_last_session_at': lastSessionAt,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
