@@ -1,17 +1,17 @@
 // The same-writes reference for POST /api/v1/shares/{shareId}/pay (sandbox, capture immediate), mounted
 // by reference-server.ts in its full mode: bare Fastify doing the service's writes for a paid share, on
 // the service's schema, with raw better-sqlite3 prepared statements, in the service's shape: two
-// transactions around a "processor" step that writes its own sandbox_operations row in a transaction
-// of its own.
+// transactions around a "processor" step that writes its own sandbox_operations row, on its own.
 //
 //   claim:     select the member by share; lock the session (update updated_at, returning the row);
 //              count the member's attempts (the try number); insert the attempt; mark the member
 //              paying; set settle_after (recovery)
-//   processor: read the sandbox_operations row by key (its idempotency), insert it
+//   processor: its sandbox_operations row, inserted unless its key has one (on conflict do nothing; the
+//              key's record read only then), no transaction
 //   record:    lock the session; settle the attempt; move the member to paid; 3 ledger lines; the
 //              group's paid total and shares still owing, and its charge ids (what the event reports
-//              and whether this payment funds the session); the last event's time (the outbox
-//              order); the group.share_paid event; settle_after
+//              and whether this payment funds the session); the group.share_paid event, its time read
+//              by its insert (after the session's newest event: the outbox order); settle_after
 //   fan-out:   what the service's dispatcher does for each event it commits (one transaction for the
 //              events committed meanwhile): take the undispatched events in order, read their sessions'
 //              webhook_url and their merchant's endpoints, read the events' payloads and the addresses of
@@ -23,7 +23,7 @@
 //              as the service does: the session funded (its transfer due now), the merchant's fees
 //              (read from its row) as two ledger lines, the group.funded event; then, in the same request,
 //              the transfer: claim (lock; the fees booked; the merchant's account; the attempt;
-//              settle_after), the processor's record (its own transaction), record (lock; settle the
+//              settle_after), the processor's record (one insert), record (lock; settle the
 //              attempt; 2 ledger lines; the session settled)
 //
 // The card is checked as the service checks it (domain/card.ts) and the ids come from the service's
@@ -103,7 +103,8 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
   const schedule = db.prepare('update sessions set settle_after = ? where id = ?');
   const insertOperation = db.prepare(`insert into sandbox_operations (idempotency_key, id, kind, target_id,
     amount_cents, currency, state, outcome, created_at, updated_at)
-    values (?, ?, 'charge', null, ?, ?, 'succeeded', ?, ?, ?)`);
+    values (?, ?, 'charge', null, ?, ?, 'succeeded', ?, ?, ?)
+    on conflict (idempotency_key) do nothing returning idempotency_key`);
   const lock = db.prepare('update sessions set updated_at = ? where id = ? returning *');
   const settleAttempt = db.prepare(`update attempts set state = 'succeeded', processor_id = ?, card_brand = ?,
     card_last4 = ?, decline_code = null, error = null, updated_at = ? where id = ? and state = 'started'`);
@@ -115,13 +116,19 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
     values (?, ?, 'charge', 'payer_cards', ?, ?, ?, ?, ?, ?, ?),
       (?, ?, 'charge', 'session_funds', ?, ?, ?, ?, ?, ?, ?),
       (?, ?, 'consumer_fee', 'consumer_fees', ?, ?, ?, ?, ?, ?, ?)`);
+  // The event's time is max(now, the session's newest event + 1), read by the insert itself.
   const insertEvent = db.prepare(`insert into events (id, merchant_id, session_id, type, payload, created_at)
-    values (?, ?, ?, 'group.share_paid', ?, ?)`);
+    select ?, ?, ?, 'group.share_paid', ?,
+      case when max(created_at) >= ? then max(created_at) + 1 else ? end from events where session_id = ?`);
 
   const countAttempts = db
     .prepare('select count(*) from attempts where session_id = ? and member_id = ?')
     .pluck();
   const findOperation = db.prepare('select * from sandbox_operations where idempotency_key = ?');
+  /** The processor's record by its key, once: the key's earlier record read only when it had one. */
+  const keepOperation = (statement: SQLite.Statement, ...values: unknown[]) => {
+    if (statement.get(...values) === undefined) findOperation.get(values[0]);
+  };
   const groupTotals = db.prepare(`select
       coalesce(sum(case when status in ('paid', 'authorized') then amount_cents else 0 end), 0) as paid,
       coalesce(sum(case when amount_cents > 0 and (status <> 'paid' or paying_attempt_id is not null) then 1 else 0 end), 0) as owing
@@ -130,7 +137,6 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
     .prepare(`select processor_id from attempts where session_id = ? and state = 'succeeded'
       and kind in ('charge', 'capture') order by created_at, id`)
     .pluck();
-  const lastEventAt = db.prepare('select max(created_at) from events where session_id = ?').pluck();
   const fundSession = db.prepare(`update sessions set status = 'funded', funded_at = ?, updated_at = ?,
     settle_after = ? where id = ? and status = 'pending'`);
   const merchantFees = db.prepare(
@@ -141,8 +147,10 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
     merchant_id, session_id, member_id, attempt_id, created_at)
     values (?, ?, 'merchant_fee', 'session_funds', ?, ?, ?, ?, null, null, ?),
       (?, ?, 'merchant_fee', 'merchant_fees', ?, ?, ?, ?, null, null, ?)`);
-  const insertFundedEvent = db.prepare(`insert into events (id, merchant_id, session_id, type, payload,
-    created_at) values (?, ?, ?, 'group.funded', ?, ?)`);
+  const insertFundedEvent =
+    db.prepare(`insert into events (id, merchant_id, session_id, type, payload, created_at)
+    select ?, ?, ?, 'group.funded', ?,
+      case when max(created_at) >= ? then max(created_at) + 1 else ? end from events where session_id = ?`);
   const bookedFees = db
     .prepare(`select coalesce(sum(amount_cents), 0) from ledger_lines where session_id = ?
       and account in ('merchant_fees', 'fx_fees')`)
@@ -154,7 +162,8 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
     values (?, ?, 'transfer', ?, ?, null, null, ?, 0, ?, null, ?, 'started', null, null, null, null, null, ?, ?)`);
   const insertTransferOperation = db.prepare(`insert into sandbox_operations (idempotency_key, id, kind,
     target_id, amount_cents, currency, state, outcome, created_at, updated_at)
-    values (?, ?, 'transfer', null, ?, ?, 'succeeded', ?, ?, ?)`);
+    values (?, ?, 'transfer', null, ?, ?, 'succeeded', ?, ?, ?)
+    on conflict (idempotency_key) do nothing returning idempotency_key`);
   const settleTransfer = db.prepare(`update attempts set state = 'succeeded', processor_id = ?, updated_at = ?
     where id = ? and state = 'started'`);
   const insertTransferLines =
@@ -202,13 +211,10 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
     return { session, member, attemptId, key, fee, now };
   });
 
-  const charge = db.transaction(
-    (key: string, id: string, amount: number, currency: string, outcome: string) => {
-      const now = Date.now();
-      if (findOperation.get(key)) return;
-      insertOperation.run(key, id, amount, currency, outcome, now, now);
-    },
-  );
+  const charge = (key: string, id: string, amount: number, currency: string, outcome: string) => {
+    const now = Date.now();
+    keepOperation(insertOperation, key, id, amount, currency, outcome, now, now);
+  };
 
   const record = db.transaction((c: Claimed, chargeId: string, brand: string, last4: string) => {
     const now = Date.now();
@@ -229,7 +235,6 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
     );
     const totals = groupTotals.get(sessionId) as { paid: number; owing: number };
     const total = { paid: totals.paid, charges: chargeIds.all(sessionId) as string[] };
-    const lastAt = lastEventAt.get(sessionId) as number | null;
     const event = {
       id: ids.event(),
       type: 'group.share_paid',
@@ -246,8 +251,7 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
         member: { id: memberId, name: c.member.name, amount_cents: share, status: 'paid' },
       },
     };
-    const eventAt = Math.max(now, (lastAt ?? 0) + 1);
-    insertEvent.run(event.id, merchant, sessionId, JSON.stringify(event), eventAt);
+    insertEvent.run(event.id, merchant, sessionId, JSON.stringify(event), now, now, sessionId);
     if (totals.owing > 0 || session.status !== 'pending') {
       schedule.run(null, sessionId);
       return { session, funds: false };
@@ -274,7 +278,7 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
         fx_fee_ppm: payout.fx_fee_ppm,
       },
     };
-    insertFundedEvent.run(funded.id, merchant, sessionId, JSON.stringify(funded), eventAt + 1);
+    insertFundedEvent.run(funded.id, merchant, sessionId, JSON.stringify(funded), now, now, sessionId);
     return { session: { ...session, status: 'funded' }, funds: true };
   });
 
@@ -300,13 +304,10 @@ export function registerPay(app: FastifyInstance, db: SQLite.Database, merchantI
     schedule.run(now + RECOVERY_AFTER_MS, sessionId);
     return { attemptId, key, amount, session };
   });
-  const transferOperation = db.transaction(
-    (key: string, id: string, amount: number, currency: string, outcome: string) => {
-      const now = Date.now();
-      if (findOperation.get(key)) return;
-      insertTransferOperation.run(key, id, amount, currency, outcome, now, now);
-    },
-  );
+  const transferOperation = (key: string, id: string, amount: number, currency: string, outcome: string) => {
+    const now = Date.now();
+    keepOperation(insertTransferOperation, key, id, amount, currency, outcome, now, now);
+  };
   const recordTransfer = db.transaction(
     (t: { attemptId: string; amount: number; session: SessionRow }, transferId: string) => {
       const now = Date.now();

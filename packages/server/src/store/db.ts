@@ -52,8 +52,10 @@ export const SQLITE_PRAGMAS = [
   'busy_timeout = 5000',
   // Checkpoint the WAL every ~40 MB rather than every 4 MB: fewer fsyncs on a write-heavy sandbox.
   'wal_autocheckpoint = 10000',
+  // 32 MB of pages kept by the connection (SQLite's default is 2 MB): a group's members, attempts and
+  // ledger lines, and the indexes the hot paths walk, stay in memory rather than being read back from
+  // the WAL and the file on the next request.
   'cache_size = -32000',
-  'mmap_size = 268435456',
 ] as const;
 
 export function openDb(databaseUrl: string, options: OpenDbOptions = {}): Db {
