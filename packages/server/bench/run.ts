@@ -3,6 +3,7 @@
 // autocannon runs here. Benchmarks report, never assert: the exit code is 0 even when a target is missed.
 //
 // Environment: BENCH_SECONDS (10) per measurement, BENCH_WARMUP_SECONDS (2) unmeasured load before each,
+// BENCH_ROUNDS (1): every selected target measured that many times in turn, the rounds summed,
 // BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn) for the service, BENCH_CPU_PROF=1 to write a V8 CPU
 // profile of the service to data/bench-prof/ (summarize it with profile-summary.ts), BENCH_ONLY=name,…
 // to run some of the measurements (hello, hello-same, merchants-me, reference, reference-full, sessions-create,
@@ -83,6 +84,12 @@ function envNumber(name: string, fallback: number): number {
 
 const SECONDS = envNumber('BENCH_SECONDS', 10);
 const WARMUP_SECONDS = envNumber('BENCH_WARMUP_SECONDS', 2);
+/**
+ * Rounds of every selected target, taken in turn (BENCH_ROUNDS, default 1): on a machine whose load
+ * drifts, a service and its baseline measured in alternating rounds see the same conditions, and their
+ * sums make the ratio. Each round is a warm-up and BENCH_SECONDS measured.
+ */
+const ROUNDS = Math.max(1, Math.floor(envNumber('BENCH_ROUNDS', 1)));
 const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 50);
 const ONLY = (process.env.BENCH_ONLY ?? '').split(',').filter(Boolean);
 const PAY_RATE = envNumber('BENCH_PAY_RATE', 3000);
@@ -169,6 +176,54 @@ interface Measurement {
   shares?: { used: number; made: number };
   /** The mixed target: the writes sent beside it, warm-up included. */
   writes?: WritesDone;
+  /** What the figures above are made of, so that rounds add up. */
+  totals: { seconds: number; answered: number; serverSeconds: number | null; clientSeconds: number };
+}
+
+/** One target's rounds as one measurement: sums for the rates and costs, the worst p99, the median p50. */
+function merged(rounds: Measurement[]): Measurement {
+  const [first] = rounds;
+  if (!first) throw new Error('no round was measured');
+  if (rounds.length === 1) return first;
+  const sum = (of: (m: Measurement) => number) => rounds.reduce((total, m) => total + of(m), 0);
+  const seconds = sum((m) => m.totals.seconds);
+  const answered = sum((m) => m.totals.answered);
+  const serverSeconds = rounds.some((m) => m.totals.serverSeconds === null)
+    ? null
+    : sum((m) => m.totals.serverSeconds ?? 0);
+  const clientSeconds = sum((m) => m.totals.clientSeconds);
+  const statusCodes: Record<string, number> = {};
+  for (const m of rounds)
+    for (const [code, count] of Object.entries(m.statusCodes))
+      statusCodes[code] = (statusCodes[code] ?? 0) + count;
+  const p50s = rounds.map((m) => m.latencyP50Ms).sort((a, b) => a - b);
+  const writes = rounds.every((m) => m.writes)
+    ? {
+        creates: sum((m) => m.writes?.creates ?? 0),
+        pays: sum((m) => m.writes?.pays ?? 0),
+        failed: sum((m) => m.writes?.failed ?? 0),
+        skipped: sum((m) => m.writes?.skipped ?? 0),
+      }
+    : undefined;
+  const last = rounds[rounds.length - 1] as Measurement;
+  return {
+    ...first,
+    requestsPerSecond: sum((m) => m.requests) / seconds,
+    latencyP50Ms: p50s[Math.floor(p50s.length / 2)] as number,
+    latencyP99Ms: Math.max(...rounds.map((m) => m.latencyP99Ms)),
+    requests: sum((m) => m.requests),
+    non2xx: sum((m) => m.non2xx),
+    errors: sum((m) => m.errors),
+    timeouts: sum((m) => m.timeouts),
+    statusCodes,
+    serverCpu: serverSeconds === null ? null : serverSeconds / seconds,
+    clientCpu: clientSeconds / seconds,
+    serverCpuMicrosPerRequest:
+      serverSeconds === null || answered === 0 ? null : (serverSeconds * 1e6) / answered,
+    ...(last.shares && { shares: last.shares }),
+    ...(writes && { writes }),
+    totals: { seconds, answered, serverSeconds, clientSeconds },
+  };
 }
 
 interface Ratio {
@@ -347,7 +402,7 @@ async function main(): Promise<void> {
 
   // Pending shares for the pay targets, as many on both servers: enough for the check, the warm-up and
   // the measurement at PAY_RATE, with a margin.
-  const groups = Math.ceil((PAY_RATE * (SECONDS + WARMUP_SECONDS + 1) * 1.2) / GROUP_SIZE);
+  const groups = Math.ceil((PAY_RATE * ROUNDS * (SECONDS + WARMUP_SECONDS + 1) * 1.2) / GROUP_SIZE);
   const payTargets = ['share-pay', 'reference-pay'].filter(selected);
   let servicePool = new SharePool([]);
   let referencePool = new SharePool([]);
@@ -363,14 +418,14 @@ async function main(): Promise<void> {
   let polled = new SessionCycle([sessionId]);
   let mixedPays = new SharePool([]);
   let mixedReferencePays = new SharePool([]);
+  // Shares for the pays written beside the mixed GETs, on each side: every round's warm-up and measurement.
+  const payGroups = Math.ceil((MIXED_WRITES * ROUNDS * (SECONDS + WARMUP_SECONDS + 1) * 1.2) / GROUP_SIZE);
   if (selected('mixed-reference')) {
-    const payGroups = Math.ceil((MIXED_WRITES * (SECONDS + WARMUP_SECONDS + 1) * 1.2) / GROUP_SIZE);
     mixedReferencePays = new SharePool(
       await seedReference(`http://127.0.0.1:${referenceFull.port}`, payGroups),
     );
   }
   if (selected('mixed')) {
-    const payGroups = Math.ceil((MIXED_WRITES * (SECONDS + WARMUP_SECONDS + 1) * 1.2) / GROUP_SIZE);
     process.stderr.write(
       `bench: making ${MIXED_SESSIONS} sessions to poll and ${payGroups} groups to pay …\n`,
     );
@@ -491,10 +546,16 @@ async function main(): Promise<void> {
     `bench: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s per measurement\n`,
   );
   const measurements: Measurement[] = [];
-  for (const target of targets) {
-    if (!selected(target.name)) continue;
-    measurements.push(await measure(target));
+  const rounds = new Map<string, Measurement[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const target of targets) {
+      if (!selected(target.name)) continue;
+      const taken = rounds.get(target.name) ?? [];
+      taken.push(await measure(target));
+      rounds.set(target.name, taken);
+    }
   }
+  for (const taken of rounds.values()) measurements.push(merged(taken));
 
   const ratios = RATIOS.map((ratio): RatioResult => {
     const top = measurements.find((m) => m.name === ratio.numerator);
@@ -694,6 +755,12 @@ async function measure(target: Target): Promise<Measurement> {
       serverSeconds === null || answered === 0 ? null : (serverSeconds * 1e6) / answered,
     ...(pool?.used !== undefined && { shares: { used: pool.used, made: pool.size ?? 0 } }),
     ...(writes && { writes }),
+    totals: {
+      seconds: elapsed,
+      answered,
+      serverSeconds,
+      clientSeconds: (client.user + client.system) / 1e6,
+    },
   };
 }
 
