@@ -189,19 +189,12 @@ function withStatementCache(database: SQLite.Database) {
  * name given twice keeps its last value, as the driver does).
  */
 function cachedStatement(statement: SQLite.Statement): CachedStatement {
-  if (!statement.reader) {
+  const names = statement.reader ? statement.columns().map((c) => c.name) : [];
+  // A write answers no rows; a name the object literal would not make an own property of is read the
+  // driver's way.
+  if (!statement.reader || names.includes('__proto__')) {
     return {
-      reader: false,
-      all: (parameters) => statement.all(parameters) as UnknownRow[],
-      run: (parameters) => statement.run(parameters),
-      iterate: (parameters) => statement.iterate(parameters) as IterableIterator<UnknownRow>,
-    };
-  }
-  const names = statement.columns().map((c) => c.name);
-  // A name the object literal would not make an own property of is read the driver's way.
-  if (names.includes('__proto__')) {
-    return {
-      reader: true,
+      reader: statement.reader,
       all: (parameters) => statement.all(parameters) as UnknownRow[],
       run: (parameters) => statement.run(parameters),
       iterate: (parameters) => statement.iterate(parameters) as IterableIterator<UnknownRow>,

@@ -16,18 +16,22 @@ export interface EventRow {
   createdAt: number;
 }
 
-const insertQuery = prepared((db, p: { event: EventRow; dispatchedAt: number | null }) => {
+/** An event's columns, as placeholders of a prepared statement's `event`. */
+const eventValues = (p: { event: EventRow }) => {
   const field = fieldsOf<EventRow>(p, 'event');
-  return db.insertInto('events').values({
+  return {
     id: field('id'),
     merchant_id: field('merchantId'),
     session_id: field('sessionId'),
     type: field('type'),
     payload: field('payload'),
     created_at: field('createdAt'),
-    dispatched_at: p.dispatchedAt,
-  });
-});
+  };
+};
+
+const insertQuery = prepared((db, p: { event: EventRow; dispatchedAt: number | null }) =>
+  db.insertInto('events').values({ ...eventValues(p), dispatched_at: p.dispatchedAt }),
+);
 
 /**
  * Writes an event to the outbox. `dispatchedAt`: an event whose deliveries the caller makes itself (the
@@ -55,15 +59,7 @@ const sessionEventQuery = preparedBy(
     const [order, notify] = shape.split(':');
     const insert = (into: QueryCreator<Database>) => {
       const base = into.insertInto('events').columns(columns);
-      if (order === 'first')
-        return base.values({
-          id: field('id'),
-          merchant_id: field('merchantId'),
-          session_id: field('sessionId'),
-          type: field('type'),
-          payload: field('payload'),
-          created_at: field('createdAt'),
-        });
+      if (order === 'first') return base.values(eventValues(p));
       // max() over no rows is null, and `null >= x` is not true: the session's first event takes createdAt.
       return base.expression(
         into

@@ -36,6 +36,15 @@ for (const dialect of DIALECTS) {
       currency: 'usd',
       source: { card: { number, expMonth: 12, expYear: 2099, cvc: '123' } },
     });
+    /** A capture, release or refund of `paymentId`, under `key`. */
+    const followUp = (key: string, paymentId: string) => ({
+      key,
+      sessionId: 'gs_x',
+      memberId: 'mem_x',
+      paymentId,
+      amountCents: 5050,
+      currency: 'usd',
+    });
 
     test('the same key answers the same result, also when two calls race; a new key is a new charge', async () => {
       const request = pay('4242424242424242');
@@ -70,14 +79,7 @@ for (const dialect of DIALECTS) {
       const hold = await sandbox.authorize(pay('4242424242424242'));
       assert.equal(hold.status, 'succeeded');
       const id = hold.status === 'succeeded' ? hold.processorId : '';
-      const follow = (key: string) => ({
-        key,
-        sessionId: 'gs_x',
-        memberId: 'mem_x',
-        paymentId: id,
-        amountCents: 5050,
-        currency: 'usd',
-      });
+      const follow = (key: string) => followUp(key, id);
       assert.equal((await sandbox.lookup('authorize', id))?.state, 'authorized');
       assert.equal((await sandbox.capture(follow('cap_1'))).status, 'succeeded');
       assert.equal((await sandbox.lookup('authorize', id))?.state, 'captured');
@@ -102,14 +104,7 @@ for (const dialect of DIALECTS) {
     test('a key answered before moves nothing: what its new try would have done is rolled back', async () => {
       const hold = await sandbox.authorize(pay('4242424242424242'));
       const id = hold.status === 'succeeded' ? hold.processorId : '';
-      const follow = (key: string) => ({
-        key,
-        sessionId: 'gs_x',
-        memberId: 'mem_x',
-        paymentId: id,
-        amountCents: 5050,
-        currency: 'usd',
-      });
+      const follow = (key: string) => followUp(key, id);
       // A refund of a hold fails, and its key keeps that answer.
       const refused = await sandbox.refund(follow('early_refund'));
       assert.equal(refused.status, 'failed');
