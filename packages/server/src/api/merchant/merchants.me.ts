@@ -3,6 +3,7 @@ import Type from 'typebox';
 import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { formatRate } from '../../domain/money.ts';
+import { sendKept } from '../answer-bytes.ts';
 import { callerOf } from '../auth.ts';
 import { AUTH_ERRORS, rateLimitConfig, responses } from '../schemas.ts';
 
@@ -35,9 +36,10 @@ export function register(app: App, deps: Deps) {
       },
       config: { ...rateLimitConfig(deps, 'MERCHANTS_ME'), auth: 'secret' },
     },
-    async (request) => {
+    async (request, reply) => {
       const m = callerOf(request).merchant;
-      return {
+      // The merchant as the key's cached read holds it: serialized once per read (api/answer-bytes.ts).
+      return sendKept(request, reply, m, 'profile', () => ({
         id: m.id,
         name: m.name,
         sandbox: m.environment === 'test',
@@ -50,7 +52,7 @@ export function register(app: App, deps: Deps) {
         headless_api_enabled: m.headlessApiEnabled,
         payout_currency: { mode: m.payoutMode, currency: m.payoutCurrency },
         allowed_origins: m.allowedOrigins,
-      };
+      }));
     },
   );
 }

@@ -3,25 +3,11 @@
 import type { App } from '../../app-type.ts';
 import type { Deps } from '../../deps.ts';
 import { getSession } from '../../flows/sessions.ts';
-import type { SessionWithMembers } from '../../store/sessions.ts';
 import { sessionToWire } from '../../wire/mappers.ts';
 import { SessionDetailSchema } from '../../wire/schemas.ts';
+import { sendKept } from '../answer-bytes.ts';
 import { callerOf } from '../auth.ts';
 import { AUTH_ERRORS, rateLimitConfig, responses, SessionParams } from '../schemas.ts';
-
-/** The wire shape, made once per cached read: the SDK polls the same session over and over. */
-const details = new WeakMap<Readonly<SessionWithMembers>, { publishable?: object; secret?: object }>();
-
-function detailOf(found: Readonly<SessionWithMembers>, withCustomer: boolean): object {
-  let memo = details.get(found);
-  if (!memo) {
-    memo = {};
-    details.set(found, memo);
-  }
-  const kind = withCustomer ? 'secret' : 'publishable';
-  memo[kind] ??= sessionToWire(found.session, found.members, found.attempts, found.disputes, withCustomer);
-  return memo[kind];
-}
 
 export function register(app: App, deps: Deps) {
   app.get(
@@ -35,10 +21,14 @@ export function register(app: App, deps: Deps) {
       },
       config: { ...rateLimitConfig(deps, 'SESSIONS_GET'), auth: 'publishable-or-secret' },
     },
-    async (request) => {
+    async (request, reply) => {
       const caller = callerOf(request);
       const found = await getSession(deps, caller.merchant.id, request.params.sessionId);
-      return detailOf(found, caller.keyKind === 'secret');
+      // The SDK polls the same session over and over: its answer is serialized once per cached read.
+      const withCustomer = caller.keyKind === 'secret';
+      return sendKept(request, reply, found, caller.keyKind, () =>
+        sessionToWire(found.session, found.members, found.attempts, found.disputes, withCustomer),
+      );
     },
   );
 }
