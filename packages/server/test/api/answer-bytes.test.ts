@@ -79,7 +79,10 @@ for (const dialect of DIALECTS) {
         remove: [],
       });
       const changed = await me();
-      assert.deepEqual(changed.body.allowed_origins, [...before.body.allowed_origins, 'https://other.example']);
+      assert.deepEqual(changed.body.allowed_origins, [
+        ...before.body.allowed_origins,
+        'https://other.example',
+      ]);
       assert.deepEqual(
         { ...changed.body, request_id: '', allowed_origins: [] },
         { ...before.body, request_id: '', allowed_origins: [] },
