@@ -17,13 +17,18 @@ function find(dir) {
   return out;
 }
 
+const isBrowserSuite = (file) => file.split(/[\\/]/).includes('browser');
+
 const filter = process.argv.slice(2);
 const files = ['packages', 'examples']
   .flatMap((top) => readdirSync(top).map((pkg) => join(top, pkg, 'test')))
   .filter((dir) => statSync(dir, { throwIfNoEntry: false })?.isDirectory())
   .flatMap(find)
   .filter((file) => filter.length === 0 || filter.some((f) => file.includes(f)))
-  .sort();
+  .sort()
+  // The browser suites are the longest (a minute to several each): started first, the run does not end
+  // waiting on one of them while the other slots are empty.
+  .sort((a, b) => Number(isBrowserSuite(b)) - Number(isBrowserSuite(a)));
 
 if (!process.env.TEST_DATABASE_URL) {
   console.log(

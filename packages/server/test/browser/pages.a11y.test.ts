@@ -86,8 +86,8 @@ describe('hosted pages: accessibility, narrow screens, screenshots (Chromium)', 
         for (const width of [1280, 360, 320]) {
           const page = await context.newPage();
           await page.setViewportSize({ width, height: 800 });
+          // goto waits for the load event, by which the page's module script has run and rendered.
           await page.goto(url);
-          await page.waitForLoadState('networkidle');
           if (prepare) await prepare(page);
           if (width === 320) {
             const overflow = await page.evaluate(

@@ -5,7 +5,7 @@
 // with the keyboard alone.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser } from 'playwright-core';
+import type { Browser, Route } from 'playwright-core';
 import type { TestApp } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/chromium.ts';
 import { newSession, openPage, payWithCard, sessionOf, startPagesApp } from '../helpers/pages.ts';
@@ -263,12 +263,20 @@ describe('paying on the hosted pages (Chromium)', () => {
     const [ann, bobMember] = first.body.group.members;
     const bob = await open(bobMember.share_url);
     assert.equal(await bob.textContent('[data-testid="amount-due"]'), '$50.50');
-    // Bob starts typing; the organizer changes the split before he presses Pay.
+    // Bob starts typing; the organizer changes the split before he presses Pay. His page's poll is held
+    // meanwhile: a poll that saw the new amount first would replace his form with it (and he would pay
+    // the new amount knowingly), which is not the race this test is about.
+    const held: Route[] = [];
+    await bob.route('**/api/v1/shares/*', (route) =>
+      route.request().method() === 'GET' ? void held.push(route) : route.continue(),
+    );
     await bob.fill('#card-number', CARDS.ok);
     await bob.fill('#card-exp', '12/34');
     await bob.fill('#card-cvc', '123');
     assert.equal((await setUp([4000, 6000], [ann.id, bobMember.id])).status, 200);
     await bob.click('#pay-button');
+    await bob.unroute('**/api/v1/shares/*');
+    for (const route of held) await route.continue();
     await bob.waitForFunction(
       () => document.querySelector('[data-testid="amount-due"]')?.textContent === '$60.60',
     );
