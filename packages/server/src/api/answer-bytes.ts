@@ -14,19 +14,21 @@ const kept = new WeakMap<object, Map<string, string>>();
 
 /**
  * Sends the 200 answer made by `build` from the cached read `source`: serialized the first time for that
- * read and variant, its bytes reused after. `source` must be an object no write changes in place.
+ * read and variant, its bytes reused after. `source` must be an object no write changes in place. Where
+ * reads are not cached (`cached` false: PostgreSQL), every read is new and its answer is sent as any other.
  */
 export function sendKept(
   request: FastifyRequest,
   reply: FastifyReply,
-  source: object,
-  variant: string,
+  source: { value: object; variant: string; cached: boolean },
   build: () => object,
 ): FastifyReply {
-  let byVariant = kept.get(source);
+  if (!source.cached) return reply.send(build());
+  const { value, variant } = source;
+  let byVariant = kept.get(value);
   if (!byVariant) {
     byVariant = new Map();
-    kept.set(source, byVariant);
+    kept.set(value, byVariant);
   }
   let rest = byVariant.get(variant);
   if (rest === undefined) {

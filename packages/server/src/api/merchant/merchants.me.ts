@@ -39,7 +39,8 @@ export function register(app: App, deps: Deps) {
     async (request, reply) => {
       const m = callerOf(request).merchant;
       // The merchant as the key's cached read holds it: serialized once per read (api/answer-bytes.ts).
-      return sendKept(request, reply, m, 'profile', () => ({
+      const source = { value: m, variant: 'profile', cached: deps.db.dialect === 'sqlite' };
+      return sendKept(request, reply, source, () => ({
         id: m.id,
         name: m.name,
         sandbox: m.environment === 'test',

@@ -26,7 +26,8 @@ export function register(app: App, deps: Deps) {
       const found = await getSession(deps, caller.merchant.id, request.params.sessionId);
       // The SDK polls the same session over and over: its answer is serialized once per cached read.
       const withCustomer = caller.keyKind === 'secret';
-      return sendKept(request, reply, found, caller.keyKind, () =>
+      const source = { value: found, variant: caller.keyKind, cached: deps.db.dialect === 'sqlite' };
+      return sendKept(request, reply, source, () =>
         sessionToWire(found.session, found.members, found.attempts, found.disputes, withCustomer),
       );
     },
