@@ -5,10 +5,17 @@
 // with the keyboard alone.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Route } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import type { TestApp } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/chromium.ts';
-import { newSession, openPage, payWithCard, sessionOf, startPagesApp } from '../helpers/pages.ts';
+import {
+  holdSharePolls,
+  newSession,
+  openPage,
+  payWithCard,
+  sessionOf,
+  startPagesApp,
+} from '../helpers/pages.ts';
 import { CARDS, eventually, payOk } from '../helpers/payments.ts';
 
 describe('paying on the hosted pages (Chromium)', () => {
@@ -65,11 +72,14 @@ describe('paying on the hosted pages (Chromium)', () => {
     // Bob, on his phone: a declined card first, in words, then another card.
     const bob = await open(bobUrl, { width: 360 });
     assert.equal(await bob.textContent('[data-testid="amount-due"]'), '$33.66');
+    // What the form says at once, before a poll of the page redraws the section with the same words.
+    const polls = await holdSharePolls(bob);
     await payWithCard(bob, CARDS.insufficientFunds);
     await bob.waitForSelector('#pay-error:not(:empty)');
     assert.match((await bob.textContent('#pay-error')) ?? '', /insufficient funds|not enough|funds/i);
     assert.match((await bob.textContent('#pay-error')) ?? '', /another card/);
     assert.equal(await bob.getAttribute('#card-number', 'aria-invalid'), 'true');
+    await polls.release();
     assert.equal((await sessionOf(t, sessionId)).group.members[1].status, 'pending');
     await payWithCard(bob, CARDS.ok);
     await bob.waitForSelector('#paid');
@@ -266,17 +276,13 @@ describe('paying on the hosted pages (Chromium)', () => {
     // Bob starts typing; the organizer changes the split before he presses Pay. His page's poll is held
     // meanwhile: a poll that saw the new amount first would replace his form with it (and he would pay
     // the new amount knowingly), which is not the race this test is about.
-    const held: Route[] = [];
-    await bob.route('**/api/v1/shares/*', (route) =>
-      route.request().method() === 'GET' ? void held.push(route) : route.continue(),
-    );
+    const polls = await holdSharePolls(bob);
     await bob.fill('#card-number', CARDS.ok);
     await bob.fill('#card-exp', '12/34');
     await bob.fill('#card-cvc', '123');
     assert.equal((await setUp([4000, 6000], [ann.id, bobMember.id])).status, 200);
     await bob.click('#pay-button');
-    await bob.unroute('**/api/v1/shares/*');
-    for (const route of held) await route.continue();
+    await polls.release();
     await bob.waitForFunction(
       () => document.querySelector('[data-testid="amount-due"]')?.textContent === '$60.60',
     );

@@ -96,8 +96,12 @@ describe('paying with Stripe’s Payment Element (Chromium, Stripe faked at the 
 
     await page.fill('#fake-pm', 'pm_card_chargeDeclinedInsufficientFunds');
     await page.click('#pay-button');
-    await page.waitForSelector('#pay-error:not(:empty)');
-    assert.match((await page.textContent('#pay-error')) ?? '', /another card/);
+    // Said at once under the button, and by the pay section itself once the page next reads the share
+    // (which may replace the section, and the first message with it, before this line looks).
+    await page
+      .locator('#pay')
+      .filter({ hasText: /another card/ })
+      .waitFor();
 
     await page.fill('#fake-pm', 'pm_card_visa');
     await page.click('#pay-button');

@@ -1,7 +1,7 @@
 // What the hosted-page suites share: a real server whose public URLs name its own loopback port (so the
 // links it hands out work in a browser), a group set up over the pay-page API, and page helpers.
 import assert from 'node:assert/strict';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import { RELAXED_LIMITS, type StartOptions, startTestApp, type TestApp } from './app.ts';
 import { freePort } from './chromium.ts';
 import { type DialectCase, sqliteCase } from './databases.ts';
@@ -36,6 +36,24 @@ export async function payWithCard(page: Page, number: string) {
   await page.fill('#card-exp', '12/34');
   await page.fill('#card-cvc', '123');
   await page.click('#pay-button');
+}
+
+/**
+ * Holds the polls of a share's page (GET /api/v1/shares/{id}) until `release` is called, which lets them
+ * through: for a test that reads what the page said on its own before a poll may redraw it.
+ */
+export async function holdSharePolls(page: Page): Promise<{ release: () => Promise<void> }> {
+  const held: Route[] = [];
+  const pattern = '**/api/v1/shares/*';
+  await page.route(pattern, (route) =>
+    route.request().method() === 'GET' ? void held.push(route) : route.continue(),
+  );
+  return {
+    release: async () => {
+      await page.unroute(pattern);
+      for (const route of held.splice(0)) await route.continue();
+    },
+  };
 }
 
 /** The session as the merchant API shows it. */
