@@ -47,7 +47,8 @@ describe('group-checkout listen', () => {
     );
     child.stdout?.on('data', (chunk) => (output += chunk));
     child.stderr?.on('data', (chunk) => (output += chunk));
-    await eventually(async () => output.includes('Webhook signing secret'), 20_000, 'the ready line');
+    // A few seconds; a minute on a machine loaded by the other suites.
+    await eventually(async () => output.includes('Webhook signing secret'), 60_000, 'the ready line');
     const secret = /Webhook signing secret: (whsec_\S+)/.exec(output)?.[1] as string;
     assert.ok(secret, output);
     assert.match(output, /Forwarding Test Shop's events to http:\/\/127\.0\.0\.1:\d+\/hooks/);

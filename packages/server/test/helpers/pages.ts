@@ -44,14 +44,17 @@ export async function payWithCard(page: Page, number: string) {
  */
 export async function holdSharePolls(page: Page): Promise<{ release: () => Promise<void> }> {
   const held: Route[] = [];
+  let holding = true;
   const pattern = '**/api/v1/shares/*';
   await page.route(pattern, (route) =>
-    route.request().method() === 'GET' ? void held.push(route) : route.continue(),
+    holding && route.request().method() === 'GET' ? void held.push(route) : route.continue(),
   );
   return {
     release: async () => {
+      holding = false;
+      // A poll the page gave up on meanwhile (it navigated, or redrew) is already settled: nothing to let go.
+      for (const route of held.splice(0)) await route.continue().catch(() => undefined);
       await page.unroute(pattern);
-      for (const route of held.splice(0)) await route.continue();
     },
   };
 }
