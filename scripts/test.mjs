@@ -20,33 +20,15 @@ function find(dir) {
 const isBrowserSuite = (file) => file.split(/[\\/]/).includes('browser');
 
 const filter = process.argv.slice(2);
-const found = ['packages', 'examples']
+const files = ['packages', 'examples']
   .flatMap((top) => readdirSync(top).map((pkg) => join(top, pkg, 'test')))
   .filter((dir) => statSync(dir, { throwIfNoEntry: false })?.isDirectory())
   .flatMap(find)
   .filter((file) => filter.length === 0 || filter.some((f) => file.includes(f)))
-  .sort();
-
-/**
- * The order files start in. The browser suites (the server's first: the longest) keep the CPU busy for
- * minutes each, while most other suites spend much of their time waiting (on a server restarting, a
- * retry coming due, a poll): one browser suite every BROWSER_SPACING other files keeps about one or two
- * running beside the others from the start, rather than several at once, and none left to start last.
- */
-const BROWSER_SPACING = 6;
-function interleaved(files) {
-  const browser = files
-    .filter(isBrowserSuite)
-    .sort((a, b) => Number(b.includes('packages/server/')) - Number(a.includes('packages/server/')));
-  const others = files.filter((file) => !isBrowserSuite(file));
-  const order = [];
-  while (browser.length > 0 || others.length > 0) {
-    if (browser.length > 0) order.push(browser.shift());
-    order.push(...others.splice(0, BROWSER_SPACING));
-  }
-  return order;
-}
-const files = interleaved(found);
+  .sort()
+  // The browser suites are the longest (a minute to several each): started first, the run does not end
+  // waiting on one of them while the other slots are empty.
+  .sort((a, b) => Number(isBrowserSuite(b)) - Number(isBrowserSuite(a)));
 
 if (!process.env.TEST_DATABASE_URL) {
   console.log(
@@ -63,8 +45,7 @@ const result = spawnSync(
     '--import',
     'tsx',
     '--test',
-    // Four files at a time on two cores: most suites wait more than they compute (see interleaved).
-    '--test-concurrency=4',
+    '--test-concurrency=3',
     // Per test file as well as per test: the crash suites restart the server twenty times, and the
     // browser suites that run axe and take screenshots of every page in both themes took 4½ minutes on
     // a loaded machine (about one on a quiet one). A hang still ends, and is named, within ten minutes.
