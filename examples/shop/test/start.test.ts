@@ -12,7 +12,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../../packages/server/test/helpers/server-process.ts';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+// The repository itself even when this file runs compiled (scripts/test.mjs sets TEST_SOURCE_ROOT).
+const ROOT = process.env.TEST_SOURCE_ROOT ?? fileURLToPath(new URL('../../../', import.meta.url));
 const START = join(ROOT, 'scripts/start.mjs');
 
 interface Started {

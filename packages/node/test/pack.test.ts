@@ -9,7 +9,10 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-const PACKAGE = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+// The package's own folder even when this file runs compiled (scripts/test.mjs sets TEST_SOURCE_ROOT).
+const PACKAGE = process.env.TEST_SOURCE_ROOT
+  ? join(process.env.TEST_SOURCE_ROOT, 'packages/node')
+  : fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 const ROOT_MODULES = fileURLToPath(new URL('../../../node_modules', import.meta.url));
 const TSC = fileURLToPath(new URL('../../../node_modules/typescript/bin/tsc', import.meta.url));
 const TYPES = fileURLToPath(new URL('../../../node_modules/@types', import.meta.url));

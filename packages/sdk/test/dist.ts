@@ -11,7 +11,10 @@ export function builtFile(file: string): string {
   const path = join(root, 'dist', file);
   const built = statSync(path, { throwIfNoEntry: false });
   const newestSource = Math.max(
-    ...readdirSync(join(root, 'src')).map((f) => statSync(join(root, 'src', f)).mtimeMs),
+    // The .ts sources only: run compiled (scripts/test.mjs), src/ also holds the JavaScript made from them.
+    ...readdirSync(join(root, 'src'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => statSync(join(root, 'src', f)).mtimeMs),
   );
   if (!built || built.mtimeMs < newestSource) {
     throw new Error(`${path} is missing or older than src/: run npm run build -w @group-checkout/sdk`);

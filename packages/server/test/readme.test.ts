@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { generateTestHeaders } from '@group-checkout/node';
 import { freePort, ServerProcess } from './helpers/server-process.ts';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+// The repository itself even when this file runs compiled (scripts/test.mjs sets TEST_SOURCE_ROOT).
+const ROOT = process.env.TEST_SOURCE_ROOT ?? fileURLToPath(new URL('../../../', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
 interface Block {

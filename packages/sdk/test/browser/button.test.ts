@@ -241,8 +241,16 @@ describe('browser SDK: options, button and modal', { timeout: 120_000 }, () => {
       await page.frameLocator('iframe').locator('#funded').waitFor();
 
       // Focus: on the close button at first, and never outside the dialog, forwards or backwards.
-      const focusInDialog = () =>
-        page.evaluate(`document.querySelector('${DIALOG}').contains(document.activeElement)`);
+      // Tab into or out of the hosted page's frame crosses processes: for a moment the parent's focus
+      // is on its body, on its way. The check waits for focus to arrive somewhere, then asks where.
+      const focusInDialog = async () => {
+        await page
+          .waitForFunction('document.activeElement && document.activeElement !== document.body', null, {
+            timeout: 5_000,
+          })
+          .catch(() => {});
+        return page.evaluate(`document.querySelector('${DIALOG}').contains(document.activeElement)`);
+      };
       assert.equal(
         await page.evaluate('document.activeElement.getAttribute("aria-label")'),
         'Close Group Checkout',

@@ -11,7 +11,10 @@ import { type Db, openDb } from '../../src/store/db.ts';
 import { migrateToLatest } from '../../src/store/migrations/index.ts';
 import type { DialectCase, TestDatabase } from './databases.ts';
 
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+// Run as this file is: compiled (scripts/test.mjs runs the compiled tree) or from the sources through tsx.
+const COMPILED = import.meta.url.endsWith('.js');
+const MAIN = fileURLToPath(new URL(`../../src/main.${COMPILED ? 'js' : 'ts'}`, import.meta.url));
+const NODE_ARGS = COMPILED ? [MAIN] : ['--import', 'tsx', MAIN];
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -35,7 +38,7 @@ export class ServerProcess {
 
   /** Starts the server with its environment and `extra` on top (this start only); waits for /healthz. */
   async start(extra: Record<string, string> = {}): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    const child = spawn(process.execPath, NODE_ARGS, {
       env: { ...process.env, ...this.env, ...extra },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

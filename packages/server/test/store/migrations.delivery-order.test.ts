@@ -16,8 +16,10 @@ const DIR = fileURLToPath(new URL('../../src/store/migrations/', import.meta.url
 
 async function provider() {
   const migrations: Record<string, Migration> = {};
-  for (const file of readdirSync(DIR).filter((f) => f.endsWith('.ts') && f !== 'index.ts'))
-    migrations[file.replace(/\.ts$/, '')] = (await import(DIR + file)) as Migration;
+  // The migrations as this file runs: compiled (scripts/test.mjs) or from the sources.
+  const ext = import.meta.url.endsWith('.js') ? '.js' : '.ts';
+  for (const file of readdirSync(DIR).filter((f) => f.endsWith(ext) && f !== `index${ext}`))
+    migrations[file.slice(0, -ext.length)] = (await import(DIR + file)) as Migration;
   return { getMigrations: async () => migrations };
 }
 
