@@ -4,33 +4,14 @@
 // "Stripe", comes back to our return page and from there to Settings, which shows the connected account;
 // axe-core finds nothing to fix on the settings page with its link or on the return page.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import type { TestApp } from '../helpers/app.ts';
-import { artifactDir, launchChromium } from '../helpers/chromium.ts';
+import { artifactDir, axeViolations, launchChromium } from '../helpers/chromium.ts';
 import { dashboardUser, linkToken } from '../helpers/dashboard.ts';
 import { FAKE_SECRET_KEY, type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.ts';
 import { startPagesApp } from '../helpers/pages.ts';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  return page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run(c: Document, o: object): Promise<{ violations: { id: string; nodes: unknown[] }[] }> };
-      }
-    ).axe;
-    const result = await axe.run(document, {
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
-    });
-    return result.violations.map((v) => `${v.id} (${v.nodes.length})`);
-  });
-}
 
 describe('dashboard payouts with Stripe (Chromium)', () => {
   let fake: FakeStripe;

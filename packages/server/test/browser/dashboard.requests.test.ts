@@ -4,20 +4,16 @@
 // status, duration and key prefix; "Older requests" pages on; a request id from an API answer finds its
 // row; the table scrolls inside its own box at 320 px, and axe-core finds nothing to fix in light or dark.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import type { TestApp } from '../helpers/app.ts';
-import { artifactDir, launchChromium } from '../helpers/chromium.ts';
+import { artifactDir, axeViolations, launchChromium } from '../helpers/chromium.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { dashboardUser, linkToken } from '../helpers/dashboard.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { startPagesApp } from '../helpers/pages.ts';
 import { eventually } from '../helpers/payments.ts';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 for (const dialect of DIALECTS) {
   describe(`dashboard request log (Chromium) on ${dialect.name}`, { skip: dialect.skip }, () => {
@@ -100,20 +96,7 @@ for (const dialect of DIALECTS) {
     for (const scheme of ['light', 'dark'] as const) {
       test(`no axe violation, ${scheme}; nothing scrolls sideways at 320 px`, async () => {
         const wide = await signedIn(scheme);
-        await wide.page.evaluate(AXE);
-        const violations = await wide.page.evaluate(async () => {
-          const axe = (
-            window as unknown as {
-              axe: {
-                run(c: Document, o: object): Promise<{ violations: { id: string; nodes: unknown[] }[] }>;
-              };
-            }
-          ).axe;
-          const result = await axe.run(document, {
-            runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
-          });
-          return result.violations.map((v) => `${v.id} (${v.nodes.length})`);
-        });
+        const violations = await axeViolations(wide.page);
         assert.deepEqual(violations, []);
         await wide.context.close();
         const narrow = await signedIn(scheme, 320);

@@ -6,29 +6,19 @@
 // sees no buttons; sign-out. Every page in light and dark is checked by axe-core
 // (WCAG 2.1 A/AA), for sideways scrolling at 320 px, and photographed (test-artifacts/dashboard/).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { verifyWebhook } from '@group-checkout/node';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startDispatcher } from '../../src/jobs/dispatcher.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { artifactDir, launchChromium } from '../helpers/chromium.ts';
+import { artifactDir, axeViolations, launchChromium } from '../helpers/chromium.ts';
 import { dashboardUser, linkToken } from '../helpers/dashboard.ts';
 import { startPagesApp } from '../helpers/pages.ts';
 import { CARDS, equalGroup, eventually, payOk } from '../helpers/payments.ts';
 import { Receiver } from '../helpers/receiver.ts';
 import { sampleCart } from '../helpers/sessions.ts';
 import { type SmtpReceiver, startSmtpServer } from '../helpers/smtp.ts';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-interface Violation {
-  id: string;
-  help: string;
-  nodes: { target: string[] }[];
-}
 
 describe('merchant dashboard (Chromium)', () => {
   let t: TestApp;
@@ -305,44 +295,17 @@ describe('merchant dashboard (Chromium)', () => {
       ];
       const found: string[] = [];
       for (const [name, ctx, path] of pages) {
-        for (const width of [1280, 320]) {
-          const page: Page = await ctx.newPage();
-          await page.setViewportSize({ width, height: 800 });
-          await page.goto(`${t.baseUrl}${path}`);
-          await page.screenshot({ path: join(shots, `${name}-${scheme}-${width}.png`), fullPage: true });
-          if (width === 320) {
-            const overflow = await page.evaluate(
-              () => document.documentElement.scrollWidth - window.innerWidth,
-            );
-            assert.ok(overflow <= 0, `${name} at 320 px scrolls sideways by ${overflow} px`);
-          }
-          if (width === 1280) {
-            await page.evaluate(AXE);
-            const violations = await page.evaluate(async () => {
-              const axe = (
-                window as unknown as {
-                  axe: { run(c: Document, o: object): Promise<{ violations: Violation[] }> };
-                }
-              ).axe;
-              const result = await axe.run(document, {
-                runOnly: {
-                  type: 'tag',
-                  values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'],
-                },
-              });
-              return result.violations.map((v) => ({
-                id: v.id,
-                help: v.help,
-                nodes: v.nodes.map((n) => ({ target: n.target })),
-              }));
-            });
-            for (const v of violations)
-              found.push(
-                `${name}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-              );
-          }
-          await page.close();
-        }
+        // One load a page: checked at 1280 px, then narrowed as a person narrows a window.
+        const page: Page = await ctx.newPage();
+        await page.setViewportSize({ width: 1280, height: 800 });
+        await page.goto(`${t.baseUrl}${path}`);
+        await page.screenshot({ path: join(shots, `${name}-${scheme}-1280.png`), fullPage: true });
+        for (const v of await axeViolations(page)) found.push(`${name}: ${v}`);
+        await page.setViewportSize({ width: 320, height: 800 });
+        await page.screenshot({ path: join(shots, `${name}-${scheme}-320.png`), fullPage: true });
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        assert.ok(overflow <= 0, `${name} at 320 px scrolls sideways by ${overflow} px`);
+        await page.close();
       }
       await context.close();
       await anonymous.close();

@@ -3,23 +3,13 @@
 // the dark theme, checked for sideways scrolling at 320 px, and photographed at 1280 and 360 px in both
 // themes (test-artifacts/pages/, kept by CI).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { TestApp } from '../helpers/app.ts';
-import { artifactDir, launchChromium } from '../helpers/chromium.ts';
+import { artifactDir, axeViolations, launchChromium } from '../helpers/chromium.ts';
 import { newSession, payWithCard, startPagesApp } from '../helpers/pages.ts';
 import { CARDS, equalGroup, payOk } from '../helpers/payments.ts';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-interface Violation {
-  id: string;
-  help: string;
-  nodes: { target: string[] }[];
-}
 
 describe('hosted pages: accessibility, narrow screens, screenshots (Chromium)', () => {
   let t: TestApp;
@@ -83,47 +73,21 @@ describe('hosted pages: accessibility, narrow screens, screenshots (Chromium)', 
       const context = await browser.newContext({ colorScheme: scheme, locale: 'en-US' });
       const found: string[] = [];
       for (const [name, url, prepare] of await states()) {
-        for (const width of [1280, 360, 320]) {
-          const page = await context.newPage();
+        // One load a page: checked at 1280 px, then narrowed as a person narrows a window.
+        const page = await context.newPage();
+        await page.setViewportSize({ width: 1280, height: 800 });
+        // goto waits for the load event, by which the page's module script has run and rendered.
+        await page.goto(url);
+        if (prepare) await prepare(page);
+        for (const v of await axeViolations(page)) found.push(`${name}: ${v}`);
+        for (const width of [1280, 360]) {
           await page.setViewportSize({ width, height: 800 });
-          // goto waits for the load event, by which the page's module script has run and rendered.
-          await page.goto(url);
-          if (prepare) await prepare(page);
-          if (width === 320) {
-            const overflow = await page.evaluate(
-              () => document.documentElement.scrollWidth - window.innerWidth,
-            );
-            assert.ok(overflow <= 0, `${name} at 320 px scrolls sideways by ${overflow} px`);
-          } else {
-            await page.screenshot({ path: join(shots, `${name}-${scheme}-${width}.png`), fullPage: true });
-          }
-          if (width === 1280) {
-            await page.evaluate(AXE);
-            const violations = await page.evaluate(async () => {
-              const axe = (
-                window as unknown as {
-                  axe: { run(c: Document, o: object): Promise<{ violations: Violation[] }> };
-                }
-              ).axe;
-              const result = await axe.run(document, {
-                runOnly: {
-                  type: 'tag',
-                  values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'],
-                },
-              });
-              return result.violations.map((v) => ({
-                id: v.id,
-                help: v.help,
-                nodes: v.nodes.map((n) => ({ target: n.target })),
-              }));
-            });
-            for (const v of violations)
-              found.push(
-                `${name}: ${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-              );
-          }
-          await page.close();
+          await page.screenshot({ path: join(shots, `${name}-${scheme}-${width}.png`), fullPage: true });
         }
+        await page.setViewportSize({ width: 320, height: 800 });
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        assert.ok(overflow <= 0, `${name} at 320 px scrolls sideways by ${overflow} px`);
+        await page.close();
       }
       assert.deepEqual(found, []);
     });

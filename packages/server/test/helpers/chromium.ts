@@ -1,10 +1,37 @@
 // Real Chromium for the browser suites (hosted pages, the SDK, the demo shop): Debian's build at
 // /usr/bin/chromium (CHROMIUM_PATH to use another), driven by playwright-core. .ci/run installs the
 // package when it is missing; without it the browser suites fail and say why, they are not skipped.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * What axe-core finds wrong on the page as it is now, against WCAG 2.1 A and AA and axe's best practices:
+ * one line a rule, with the elements it names.
+ */
+export async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  return page.evaluate(async () => {
+    interface Violation {
+      id: string;
+      help: string;
+      nodes: { target: string[] }[];
+    }
+    const axe = (
+      window as unknown as { axe: { run(c: Document, o: object): Promise<{ violations: Violation[] }> } }
+    ).axe;
+    const result = await axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+    });
+    return result.violations.map(
+      (v) => `${v.id} (${v.help}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+    );
+  });
+}
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
