@@ -1,6 +1,7 @@
 // The repository as the test run loads it: every workspace's TypeScript compiled once to JavaScript, in a
-// tree beside the sources (node_modules/.cache/group-checkout-tests/) laid out as the repository is, so
-// that every path a module or a test works out from its own URL still lands where it should.
+// tree beside the sources (scripts/test.mjs makes one a run, in node_modules/.cache/group-checkout-tests/)
+// laid out as the repository is, so that every path a module or a test works out from its own URL still
+// lands where it should.
 //
 // Why: through tsx, each test file and each server or CLI a test starts spent about two seconds of CPU
 // loading the service's two hundred modules through the loader thread, about a third of the whole run's

@@ -5,7 +5,7 @@
 // (scripts/compiled-tree.mjs), and each test file, and each server or CLI a test starts, loads JavaScript
 // rather than going through tsx. One file runs from its sources with `node --import tsx --test <file>`.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCompiledTree } from './compiled-tree.mjs';
@@ -45,7 +45,11 @@ if (!process.env.TEST_REDIS_URL) {
   console.log('note: TEST_REDIS_URL is not set: the Redis rate-limit suites are skipped.');
 }
 
-const tree = await buildCompiledTree(root, join(root, 'node_modules/.cache/group-checkout-tests'));
+// A tree of this run's own, so that two runs side by side never rebuild each other's; removed after.
+const tree = await buildCompiledTree(
+  root,
+  join(root, 'node_modules/.cache/group-checkout-tests', String(process.pid)),
+);
 const compiled = files.map((file) => join(tree, file).replace(/\.ts$/, '.js'));
 
 const result = spawnSync(
@@ -80,4 +84,5 @@ const result = spawnSync(
     },
   },
 );
+rmSync(tree, { recursive: true, force: true });
 process.exit(result.status ?? 1);
