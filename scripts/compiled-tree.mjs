@@ -40,26 +40,7 @@ export async function buildCompiledTree(root, out) {
     symlinkSync(join(root, name), join(out, name));
   }
 
-  for (const workspace of workspaces) {
-    const from = join(root, workspace);
-    const to = join(out, workspace);
-    mkdirSync(to, { recursive: true });
-    for (const entry of readdirSync(from, { withFileTypes: true })) {
-      const source = join(from, entry.name);
-      const target = join(to, entry.name);
-      if (entry.name === 'package.json') {
-        const pkg = readFileSync(source, 'utf8').replace(
-          /("@group-checkout\/source":\s*"[^"]*)\.ts"/g,
-          (_, start) => `${start}.js"`,
-        );
-        writeFileSync(target, pkg);
-      } else if (entry.isDirectory() && entry.name !== 'node_modules' && entry.name !== 'dist') {
-        mirror(source, target, compile);
-      } else {
-        symlinkSync(source, target);
-      }
-    }
-  }
+  for (const workspace of workspaces) mirror(join(root, workspace), join(out, workspace), compile, true);
 
   // The repository's node_modules, but for our own workspaces, which are the tree's.
   const modules = join(out, 'node_modules');
@@ -108,7 +89,8 @@ export async function buildCompiledTree(root, out) {
   return out;
 }
 
-function mirror(from, to, compile) {
+/** Lays `from` out at `to`; `top` is a workspace's own folder, whose package.json is made to fit the tree. */
+function mirror(from, to, compile, top = false) {
   mkdirSync(to, { recursive: true });
   for (const entry of readdirSync(from, { withFileTypes: true })) {
     const source = join(from, entry.name);
@@ -116,6 +98,12 @@ function mirror(from, to, compile) {
     if (entry.isDirectory()) {
       if (entry.name === 'node_modules' || entry.name === 'dist') symlinkSync(source, target);
       else mirror(source, target, compile);
+    } else if (top && entry.name === 'package.json') {
+      const pkg = readFileSync(source, 'utf8').replace(
+        /("@group-checkout\/source":\s*"[^"]*)\.ts"/g,
+        (_, start) => `${start}.js"`,
+      );
+      writeFileSync(target, pkg);
     } else if (/\.(m|c)?js$/.test(entry.name)) {
       copyFileSync(source, target);
     } else {
