@@ -15,7 +15,7 @@ import {
   type SessionCheck,
 } from '../domain/reconciliation.ts';
 import { awaitsAuthentication } from '../domain/settling.ts';
-import { listSessionAttempts } from '../store/attempts.ts';
+import { findAttemptByKey, listSessionAttempts } from '../store/attempts.ts';
 import { listSessionDisputes } from '../store/disputes.ts';
 import { listSessionLedgerLines, listUnbalancedEntries, sumLedgerByCurrency } from '../store/ledger.ts';
 import { listMembers } from '../store/members.ts';
@@ -235,6 +235,18 @@ export async function reconcile(
     for (const r of records) {
       looked.add(r.processorId);
       if (known.has(r.processorId)) continue;
+      // Made by a call of ours that no session read above named yet: its attempt, found by the call's key,
+      // is still started (the processor answered, the record is on its way) or was recorded since.
+      const maker = r.key === undefined ? undefined : await findAttemptByKey(db, r.key);
+      if (maker) {
+        if (maker.state === 'started' || maker.processorId === r.processorId) continue;
+        mismatches.push({
+          kind: 'processor_mismatch',
+          session_id: maker.sessionId,
+          detail: `The processor holds ${r.kind} ${r.processorId} of ${money(r.amountCents, r.currency)} (${r.state}), made by attempt ${maker.id}, which is recorded as ${maker.state}${maker.processorId ? ` with ${maker.processorId}` : ''}.`,
+        });
+        continue;
+      }
       const taken = r.kind === 'charge' || r.kind === 'authorize';
       mismatches.push({
         kind: 'processor_unknown_object',

@@ -387,6 +387,7 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
 
   const toProcessorRecord = (r: SandboxRecord): ProcessorRecord => ({
     processorId: r.id as string,
+    key: r.key,
     kind: r.kind as OperationKind,
     amountCents: r.amountCents,
     currency: r.currency,

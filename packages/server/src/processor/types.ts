@@ -210,6 +210,8 @@ export interface SandboxTestHelpers {
 /** The processor's view of one object, as `reconcile` compares it with ours. */
 export interface ProcessorRecord {
   processorId: string;
+  /** The idempotency key of the call that made it (our attempt's key), where the processor keeps it. */
+  key?: string;
   kind: OperationKind;
   amountCents: number;
   currency: string;

@@ -1,7 +1,8 @@
 // Recovery at its edges (docs/decisions.md#payments): a retry taking over the idempotency claim of a
 // payment still with the processor must not undo the payment's record; a recovery that cannot learn an
 // outcome asks again a minute later, not every round; an outcome arriving after the recovery recorded
-// another one is never answered as a success, and reconcile names the money moved without a record.
+// another one is never answered as a success, and reconcile names the money moved without a record; a
+// charge the processor has made whose record is still on its way is a call in flight, not a mismatch.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { reconcile } from '../../src/flows/reconcile.ts';
@@ -123,11 +124,57 @@ test('an outcome arriving after the recovery recorded another one is 503, logged
     const view = await merchantSession(t, g.created.session_id);
     assert.equal(view.group.members[0].status, 'pending', 'the record stands as the recovery wrote it');
     const report = await reconcile(t.deps);
+    const [charge] = await t.deps.db.kysely
+      .selectFrom('attempts')
+      .select(['id', 'state'])
+      .where('session_id', '=', g.created.session_id)
+      .execute();
+    assert.equal(charge?.state, 'failed');
+    // The processor took the money; the attempt that asked for it is recorded as failed.
     assert.ok(
-      report.mismatches.some((m) => m.kind === 'processor_unknown_object'),
+      report.mismatches.some(
+        (m) =>
+          m.kind === 'processor_mismatch' &&
+          m.session_id === g.created.session_id &&
+          m.detail.includes(`made by attempt ${charge.id}, which is recorded as failed`),
+      ),
       JSON.stringify(report.mismatches),
     );
   } finally {
+    await t.close();
+  }
+});
+
+test('a charge the processor made whose record is still on its way is in flight, not unknown to reconcile', async () => {
+  let made: () => void = () => {};
+  let go: () => void = () => {};
+  const charged = new Promise<void>((resolve) => (made = resolve));
+  const released = new Promise<void>((resolve) => (go = resolve));
+  // The sandbox has made and kept the charge; its answer waits before the record step runs.
+  const wrap = (processor: PaymentProcessor): PaymentProcessor => ({
+    ...processor,
+    async charge(request) {
+      const outcome = await processor.charge(request);
+      made();
+      await released;
+      return outcome;
+    },
+  });
+  const t = await startTestApp(dialect, { env: ENV, wrapProcessor: wrap });
+  try {
+    const g = await equalGroup(t, ['Ada', 'Ben']);
+    const paying = pay(t, g.shares[0].shareId);
+    await charged;
+    const during = await reconcile(t.deps);
+    assert.deepEqual(during.mismatches, [], 'the charge is named by its call, still in flight');
+    assert.equal(during.ok, true);
+    go();
+    assert.equal((await paying).status, 200);
+    const after = await reconcile(t.deps);
+    assert.deepEqual(after.mismatches, []);
+    assert.equal((await merchantSession(t, g.created.session_id)).group.members[0].status, 'paid');
+  } finally {
+    go();
     await t.close();
   }
 });
