@@ -1,9 +1,9 @@
 // A keyed GET answered from memory with the service's own bytes: the work of a cached session read with
 // none of our overhead (docs/benchmarks.md, "Baselines that do the same work"). PUT /bench/same-bytes
 // (set-up, not measured) stores the body and headers of one of the service's answers; GET `path` hashes
-// the request's bearer key with SHA-256, as the service's authentication does, and answers them, the body
-// serialized per request. Mounted by hello-server.ts and reference-server.ts.
-import { createHash } from 'node:crypto';
+// the request's bearer key with SHA-256 by the same call as the service's authentication (src/ids.ts),
+// and answers them, the body serialized per request. Mounted by hello-server.ts and reference-server.ts.
+import { hash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 
 interface SameBytes {
@@ -19,7 +19,7 @@ export function registerSameBytes(app: FastifyInstance, path: string): void {
   });
   app.get(path, async (request, reply) => {
     const key = request.headers.authorization?.slice('Bearer '.length) ?? '';
-    createHash('sha256').update(key).digest('hex');
+    hash('sha256', key, 'hex');
     reply.headers(same.headers);
     return same.body;
   });
