@@ -237,9 +237,9 @@ export async function recordOutcome<R>(
       const live = await listLiveAttempts(trx, session.id);
       // The member as its move left it (update … returning), else as it stands.
       const member = moved ?? (await memberOf());
-      const snapshot = { session, paidCents: group.paidCents, member, charges: chargeIds(live) };
+      const snapshot = { session, paidCents: group.paidCents, member, charges: live.charges };
       for (const type of events) await recordEvent(deps.db.events, trx, type, snapshot, now);
-      const next = recoveryAt(live, settlingTimes(deps));
+      const next = recoveryAt(live.started, settlingTimes(deps));
       if (next !== session.settleAfter) await scheduleSettling(trx, session.id, next);
       recorded = { session: { ...session, settleAfter: next }, member, attempt: settled, recorded: true };
     } else {

@@ -318,32 +318,37 @@ const bySession = prepared((db, p: { sessionId: string }) =>
 );
 
 /** What the record step reads of a session's attempts: the live ones (docs/decisions.md#payments). */
-export type LiveAttempt = Pick<
-  Attempt,
-  'id' | 'kind' | 'memberId' | 'state' | 'processorId' | 'clientSecret' | 'createdAt' | 'updatedAt'
->;
+export interface LiveAttempts {
+  /** The processor's ids of the charges and captures that succeeded, oldest first. */
+  charges: string[];
+  /** The attempts still with the processor, as far as their recovery time needs them. */
+  started: Pick<Attempt, 'state' | 'clientSecret' | 'createdAt' | 'updatedAt'>[];
+}
 
 /**
  * The session's attempts still with the processor (started) and its money taken (charges and captures
  * that succeeded), oldest first: what the charge ids and the recovery of calls in flight are read from.
+ * Only the columns those need: this runs on every pay, over every share paid before it.
  */
-export async function listLiveAttempts(db: Executor, sessionId: string): Promise<LiveAttempt[]> {
-  return (await liveQuery.all(db, { sessionId })).map((r) => ({
-    id: r.id,
-    kind: r.kind,
-    memberId: r.member_id,
-    state: r.state,
-    processorId: r.processor_id,
-    clientSecret: r.client_secret,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  }));
+export async function listLiveAttempts(db: Executor, sessionId: string): Promise<LiveAttempts> {
+  const live: LiveAttempts = { charges: [], started: [] };
+  for (const r of await liveQuery.all(db, { sessionId })) {
+    if (r.state === 'started')
+      live.started.push({
+        state: r.state,
+        clientSecret: r.client_secret,
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+      });
+    else if (r.processor_id !== null) live.charges.push(r.processor_id);
+  }
+  return live;
 }
 
 const liveQuery = prepared((db, p: { sessionId: string }) =>
   db
     .selectFrom('attempts')
-    .select(['id', 'kind', 'member_id', 'state', 'processor_id', 'client_secret', 'created_at', 'updated_at'])
+    .select(['state', 'processor_id', 'client_secret', 'created_at', 'updated_at'])
     .where('session_id', '=', p.sessionId)
     .where((eb) =>
       eb.or([
