@@ -5,7 +5,7 @@
 // (scripts/compiled-tree.mjs), and each test file, and each server or CLI a test starts, loads JavaScript
 // rather than going through tsx. One file runs from its sources with `node --import tsx --test <file>`.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCompiledTree } from './compiled-tree.mjs';
@@ -21,6 +21,16 @@ function find(dir) {
     else if (name.endsWith('.test.ts')) out.push(path);
   }
   return out;
+}
+
+/** Whether a process with this id runs (one of another user's counts: its tree is not ours to remove). */
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
 }
 
 const isBrowserSuite = (file) => file.split(/[\\/]/).includes('browser');
@@ -46,10 +56,14 @@ if (!process.env.TEST_REDIS_URL) {
 }
 
 // A tree of this run's own, so that two runs side by side never rebuild each other's; removed after.
-const tree = await buildCompiledTree(
-  root,
-  join(root, 'node_modules/.cache/group-checkout-tests', String(process.pid)),
-);
+// A run that was killed could not remove its own: the trees of runs no longer alive go first.
+const trees = join(root, 'node_modules/.cache/group-checkout-tests');
+mkdirSync(trees, { recursive: true });
+for (const name of readdirSync(trees, { withFileTypes: true })) {
+  if (name.isDirectory() && /^\d+$/.test(name.name) && !isAlive(Number(name.name)))
+    rmSync(join(trees, name.name), { recursive: true, force: true });
+}
+const tree = await buildCompiledTree(root, join(trees, String(process.pid)));
 const compiled = files.map((file) => join(tree, file).replace(/\.ts$/, '.js'));
 
 const result = spawnSync(
