@@ -170,7 +170,7 @@ export async function payShare(
         ? toPaid(r)
         : undefined,
   });
-  await settleIfDue(deps, recorded.session);
+  await settleIfDue(deps, recorded.session, recorded.state);
   // The payer's bank asks them to authenticate: the answer is the share, authenticating, with what their
   // page needs (next_action). Not kept as the Idempotency-Key's answer: it is a "not yet".
   if (recorded.attempt.state === 'started' && recorded.attempt.clientSecret !== null) {
@@ -250,5 +250,5 @@ export async function refreshShare(deps: Deps, found: Pick<Member, 'id'>): Promi
   const open = await findAttempt(deps.db.kysely, member.payingAttemptId);
   if (open?.state !== 'started' || open.clientSecret === null) return;
   const recorded = await settleFromProcessor(deps, open);
-  if (recorded) await settleIfDue(deps, recorded.session);
+  if (recorded) await settleIfDue(deps, recorded.session, recorded.state);
 }

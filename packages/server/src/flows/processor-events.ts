@@ -107,7 +107,7 @@ async function handle(deps: Deps, event: ProcessorEvent): Promise<void> {
         if (a.state !== 'started') continue;
         const recorded = await settleFromProcessor(deps, a);
         if (!recorded) throw new Error(`could not read ${event.paymentId} at the processor`);
-        await settleIfDue(deps, recorded.session);
+        await settleIfDue(deps, recorded.session, recorded.state);
       }
       return;
     }

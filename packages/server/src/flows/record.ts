@@ -83,6 +83,12 @@ export interface Recorded {
   attempt: Attempt;
   /** False when the outcome was unknown, or another process had already recorded this attempt. */
   recorded: boolean;
+  /**
+   * The session with its members and attempts as the record's transaction left them, when it read them
+   * all (not when it read only its group's sums): the settling that follows starts from it rather than
+   * reading them again (flows/settle.ts settleSession).
+   */
+  state?: MoneyState;
 }
 
 /** The session's facts the settling rules of domain/settling.ts read. */
@@ -259,6 +265,7 @@ export async function recordOutcome<R>(
         member: await memberOf(state.members),
         attempt: settled,
         recorded: true,
+        state,
       };
     }
     const result = answer?.of(recorded);

@@ -341,14 +341,15 @@ export async function closeSession(
       refunds: refundsOf(state.session, state.members, state.attempts),
     };
     await recordAnswer(trx, options.answer, result);
-    return result;
+    return { result, state };
   });
   if (!closed) return undefined;
-  if (closed.refunds.length === 0 && closed.session.settleAfter === null) return closed;
+  const { result, state } = closed;
+  if (result.refunds.length === 0 && result.session.settleAfter === null) return result;
   // Refund now rather than at the worker's next round: the answer then shows them done.
-  await settleIfDue(deps, closed.session);
+  await settleIfDue(deps, result.session, state);
   const after = await loadMoney(deps, sessionId);
-  return after ? { ...after, refunds: refundsOf(after.session, after.members, after.attempts) } : closed;
+  return after ? { ...after, refunds: refundsOf(after.session, after.members, after.attempts) } : result;
 }
 
 /**

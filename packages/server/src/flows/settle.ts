@@ -173,10 +173,16 @@ async function recoverStale(deps: Deps, state: MoneyState, now: number): Promise
  * and records each capture, release, refund or transfer; writes the closing event once a closed
  * session's money is all back. Safe to run in any number of processes at once.
  */
-export async function settleSession(deps: Deps, sessionId: string): Promise<void> {
+export async function settleSession(deps: Deps, sessionId: string, known?: MoneyState): Promise<void> {
+  // A round starts from the state the last record left when it has one (`known`, or the round before's
+  // when each of its pieces of work was recorded), else from a read. Either may be overtaken by another
+  // process the moment after: what a round decides from it is decided again under the session's lock
+  // (claimWork, settleClosing) before anything is written, so it reads only what a fresh read would.
+  let next = known;
   // Each round does at least one thing or stops; the bound only guards against a bug looping.
   for (let round = 0; round < 20; round++) {
-    const state = await loadMoney(deps, sessionId);
+    const state = next ?? (await loadMoney(deps, sessionId));
+    next = undefined;
     if (!state) return;
     const { session, members, attempts } = state;
     const now = deps.clock.now();
@@ -197,9 +203,16 @@ export async function settleSession(deps: Deps, sessionId: string): Promise<void
       });
       return;
     }
+    // The last record's state stands for the next round only when every piece of work was recorded by
+    // this round in turn: each record read its state after the ones before it committed.
+    let left: MoneyState | undefined;
+    let whole = true;
     for (const work of due) {
       const claimed = await claimWork(deps, sessionId, work);
-      if (!claimed) continue;
+      if (!claimed) {
+        whole = false;
+        continue;
+      }
       const outcome = await call(deps, operationOf(claimed.attempt));
       deps.faults.reach(`${work.kind}-called`);
       if (outcome.status === 'failed' || outcome.status === 'declined')
@@ -207,16 +220,23 @@ export async function settleSession(deps: Deps, sessionId: string): Promise<void
           { attempt_id: claimed.attempt.id, kind: work.kind, error: outcome.message },
           'processor refused',
         );
-      await recordOutcome(deps, claimed.attempt, outcome);
+      const recorded = await recordOutcome(deps, claimed.attempt, outcome);
+      left = recorded.state;
+      if (!recorded.recorded || !left) whole = false;
     }
+    if (whole) next = left;
   }
 }
 
 /** Settles now when the session owes something due now; errors are logged, the worker tries again. */
-export async function settleIfDue(deps: Deps, session: Pick<Session, 'id' | 'settleAfter'>): Promise<void> {
+export async function settleIfDue(
+  deps: Deps,
+  session: Pick<Session, 'id' | 'settleAfter'>,
+  known?: MoneyState,
+): Promise<void> {
   if (session.settleAfter === null || session.settleAfter > deps.clock.now()) return;
   try {
-    await settleSession(deps, session.id);
+    await settleSession(deps, session.id, known);
   } catch (error) {
     deps.logger.error(
       { err: error, session_id: session.id },
