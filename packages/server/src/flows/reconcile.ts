@@ -15,7 +15,7 @@ import {
   type SessionCheck,
 } from '../domain/reconciliation.ts';
 import { awaitsAuthentication } from '../domain/settling.ts';
-import { findAttemptByKey, listSessionAttempts } from '../store/attempts.ts';
+import { type Attempt, findAttemptByKey, listSessionAttempts } from '../store/attempts.ts';
 import { listSessionDisputes } from '../store/disputes.ts';
 import { listSessionLedgerLines, listUnbalancedEntries, sumLedgerByCurrency } from '../store/ledger.ts';
 import { listMembers } from '../store/members.ts';
@@ -112,7 +112,8 @@ export async function reconcile(
   }
 
   const merchants = new Map<string, Merchant | undefined>();
-  const known = new Set<string>();
+  /** Each processor id our attempts name: the last attempt read naming it, and whether any is live. */
+  const known = new Map<string, { attempt: Attempt; live: boolean }>();
   const looked = new Set<string>();
   let inFlight = 0;
 
@@ -131,7 +132,12 @@ export async function reconcile(
     checked.attempts += attempts.length;
     const found: Mismatch[] = [];
     for (const a of attempts) {
-      if (a.processorId !== null) known.add(a.processorId);
+      if (a.processorId !== null) {
+        // Live: with the processor still, or recorded as done; a failed or declined try may name an id too
+        // (a payment that asked for authentication has one before its outcome).
+        const live = a.state === 'started' || a.state === 'succeeded';
+        known.set(a.processorId, { attempt: a, live: live || (known.get(a.processorId)?.live ?? false) });
+      }
       if (a.state === 'started') {
         const waits = awaitsAuthentication(a) ? authTimeoutMs + recoveryAfterMs : recoveryAfterMs;
         if (now - a.createdAt > waits)
@@ -234,12 +240,18 @@ export async function reconcile(
     }
     for (const r of records) {
       looked.add(r.processorId);
-      if (known.has(r.processorId)) continue;
-      // Made by a call of ours that no session read above named yet: its attempt, found by the call's key,
-      // is still started (the processor answered, the record is on its way) or was recorded since.
-      const maker = r.key === undefined ? undefined : await findAttemptByKey(db, r.key);
+      const named = known.get(r.processorId);
+      if (named?.live) continue;
+      // Not named by an attempt read above: made by a call of ours all the same when the call's key finds
+      // its attempt, still started (the processor answered, the record is on its way; one started too long
+      // is attempt_unsettled once its session is read) or recorded since with this object.
+      const maker = named?.attempt ?? (r.key === undefined ? undefined : await findAttemptByKey(db, r.key));
       if (maker) {
-        if (maker.state === 'started' || maker.processorId === r.processorId) continue;
+        const recorded =
+          maker.state === 'started' || (maker.state === 'succeeded' && maker.processorId === r.processorId);
+        // Every attempt naming it failed or was declined: only an object that took or moved money says
+        // otherwise (a payment given up at the processor, a declined one, says the same as we do).
+        if (recorded || !MONEY_MOVED.has(r.state)) continue;
         mismatches.push({
           kind: 'processor_mismatch',
           session_id: maker.sessionId,
@@ -271,6 +283,9 @@ export async function reconcile(
     mismatches,
   };
 }
+
+/** The states of a processor object that took, hold or moved money. */
+const MONEY_MOVED: ReadonlySet<string> = new Set(['succeeded', 'authorized', 'captured']);
 
 /** Whether `a` comes before `b` in the order sessions changed. */
 const before = (a: ChangeMark, b: ChangeMark) =>

@@ -222,6 +222,7 @@ export async function recordOutcome<R>(
         member: await memberOf(state.members),
         attempt: waiting,
         recorded: true,
+        state,
       };
     }
     const settled = await settleAttempt(trx, attempt.sessionId, attempt.id, resultOf(outcome), now);

@@ -8,6 +8,7 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { cli } from '../helpers/cli.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import {
+  authenticate,
   CARDS,
   equalGroup,
   type Group,
@@ -195,6 +196,45 @@ for (const dialect of DIALECTS) {
         assert.match(
           m.detail,
           /charge ch_PlantedByHand of 4242 USD minor units \(succeeded\).*money taken without a record/,
+        );
+      });
+    });
+
+    test('a payment recorded as declined that the processor took after all is a processor_mismatch', async () => {
+      await withApp(dialect, async (t) => {
+        const g = await equalGroup(t, ['Ada', 'Ben']);
+        const ben = g.shares[1].shareId;
+        const asked = await payOk(t, ben, CARDS.authenticates);
+        const failed = await authenticate(t, ben, asked.body.next_action.client_secret, 'fail');
+        assert.equal(failed.body.status, 'pending');
+        // The declined try keeps the processor's id of the payment, which the processor shows as not taken.
+        const attempt = await t.deps.db.kysely
+          .selectFrom('attempts')
+          .select(['id', 'state', 'processor_id'])
+          .where('session_id', '=', g.created.session_id)
+          .executeTakeFirstOrThrow();
+        assert.equal(attempt.state, 'declined');
+        assert.ok(attempt.processor_id, 'the declined try names the payment');
+        assert.deepEqual((await reconcile(t.deps)).mismatches, []);
+
+        // The processor completed it all the same (a race on its side): money taken, recorded as declined.
+        await t.deps.db.kysely
+          .updateTable('sandbox_operations')
+          .set({ state: 'succeeded' })
+          .where('id', '=', attempt.processor_id)
+          .execute();
+        const report = await reconcile(t.deps);
+        assert.equal(report.ok, false);
+        assert.deepEqual(
+          report.mismatches.map((m) => [m.kind, m.session_id]),
+          [['processor_mismatch', g.created.session_id]],
+          JSON.stringify(report.mismatches),
+        );
+        assert.match(
+          (report.mismatches[0] as Mismatch).detail,
+          new RegExp(
+            `${attempt.processor_id} .*\\(succeeded\\), made by attempt ${attempt.id}, which is recorded as declined`,
+          ),
         );
       });
     });
