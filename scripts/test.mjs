@@ -56,12 +56,14 @@ if (!process.env.TEST_REDIS_URL) {
 }
 
 // A tree of this run's own, so that two runs side by side never rebuild each other's; removed after.
-// A run that was killed could not remove its own: the trees of runs no longer alive go first.
+// A run that was killed could not remove its own: the trees of runs no longer alive go first, once an
+// hour old (a run in another PID namespace on the same checkout looks dead from here; none lasts an hour).
 const trees = join(root, 'node_modules/.cache/group-checkout-tests');
 mkdirSync(trees, { recursive: true });
 for (const name of readdirSync(trees, { withFileTypes: true })) {
-  if (name.isDirectory() && /^\d+$/.test(name.name) && !isAlive(Number(name.name)))
-    rmSync(join(trees, name.name), { recursive: true, force: true });
+  const path = join(trees, name.name);
+  if (!name.isDirectory() || !/^\d+$/.test(name.name) || isAlive(Number(name.name))) continue;
+  if (statSync(path).mtimeMs < Date.now() - 3_600_000) rmSync(path, { recursive: true, force: true });
 }
 const tree = await buildCompiledTree(root, join(trees, String(process.pid)));
 const compiled = files.map((file) => join(tree, file).replace(/\.ts$/, '.js'));
