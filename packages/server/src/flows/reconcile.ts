@@ -242,9 +242,9 @@ export async function reconcile(
       looked.add(r.processorId);
       const named = known.get(r.processorId);
       if (named?.live) continue;
-      // Not named by an attempt read above: made by a call of ours all the same when the call's key finds
-      // its attempt, still started (the processor answered, the record is on its way; one started too long
-      // is attempt_unsettled once its session is read) or recorded since with this object.
+      // Named above only by failed or declined tries, or not at all: the call's key may still find the
+      // attempt that made it, still started (the processor answered, the record is on its way; one started
+      // too long is attempt_unsettled once its session is read) or recorded since with this object.
       const maker = named?.attempt ?? (r.key === undefined ? undefined : await findAttemptByKey(db, r.key));
       if (maker) {
         const recorded =
