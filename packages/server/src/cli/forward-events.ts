@@ -84,7 +84,7 @@ async function forward(options: ForwardOptions, event: WebhookEvent, secret: str
   try {
     const res = await fetch(options.forwardTo, {
       method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'GroupCheckout-Listen/1.0' },
+      headers: { 'content-type': 'application/json', 'user-agent': 'GroupCheckout-Listen/1.0', ...headers },
       body,
       redirect: 'manual',
       signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),

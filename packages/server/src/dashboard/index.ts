@@ -372,8 +372,8 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     title: 'Webhooks',
     section: 'webhooks',
     body: webhooksView(base, {
-      ...(await webhooksPage(deps, s.merchant.id)),
       can: { change: allowed(s.session.user.role, 'change'), csrf: s.session.csrfToken },
+      ...(await webhooksPage(deps, s.merchant.id)),
     }),
   }));
 
@@ -388,10 +388,9 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
       origins: (await allowedOriginsOf(deps.db, s.merchant.id)) ?? [],
       can: { change: allowed(s.session.user.role, 'change'), csrf: s.session.csrfToken },
       now: deps.clock.now(),
-      requests: {
-        ...(await requestLogPage(deps, s.merchant.id, query)),
-        ...(query.requestId ? { requestId: query.requestId } : {}),
-      },
+      requests: await requestLogPage(deps, s.merchant.id, query).then((page) =>
+        query.requestId ? { requestId: query.requestId, ...page } : page,
+      ),
       ...(shown ? { shown } : {}),
     });
 
@@ -401,10 +400,13 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     return {
       title: 'Developers',
       section: 'developers',
-      body: await developersBody(s, {
-        ...(typeof q.before === 'string' ? { cursor: q.before } : {}),
-        ...(requestId ? { requestId } : {}),
-      }),
+      body: await developersBody(
+        s,
+        Object.assign(
+          requestId ? { requestId } : {},
+          typeof q.before === 'string' ? { cursor: q.before } : {},
+        ),
+      ),
     };
   });
 
@@ -482,9 +484,9 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     title: 'Webhooks',
     section: 'webhooks' as const,
     body: webhooksView(base, {
-      ...(await webhooksPage(deps, s.merchant.id)),
       can: { change: true, csrf: s.session.csrfToken },
       shown: secretShownOnce(what, endpoint, endpoint.secret),
+      ...(await webhooksPage(deps, s.merchant.id)),
     }),
   });
 

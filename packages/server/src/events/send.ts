@@ -29,9 +29,10 @@ interface WebhookRequest {
   timestamp: number;
 }
 
-function webhookHeaders(request: WebhookRequest): Record<string, string> {
+function webhookHeaders(request: WebhookRequest, body: Buffer): Record<string, string> {
   return {
     'content-type': 'application/json',
+    'content-length': String(body.length),
     'user-agent': 'GroupCheckout-Webhooks/1.0',
     'webhook-id': request.eventId,
     'webhook-timestamp': String(request.timestamp),
@@ -45,21 +46,27 @@ class BlockedAddressError extends Error {
 
 /** dns.lookup, refusing any answer that holds a non-public address. */
 const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true } as LookupAllOptions, (error, addresses: LookupAddress[]) => {
-    if (error) return callback(error, '', 0);
-    const blocked = addresses.find((a) => !isPublicAddress(a.address));
-    if (blocked) {
-      return callback(
-        new BlockedAddressError(`${hostname} resolves to ${blocked.address}, which is not a public address`),
-        '',
-        0,
-      );
-    }
-    if ((options as { all?: boolean }).all)
-      return (callback as (e: null, a: LookupAddress[]) => void)(null, addresses);
-    const first = addresses[0] as LookupAddress;
-    callback(null, first.address, first.family);
-  });
+  dnsLookup(
+    hostname,
+    Object.assign({}, options, { all: true }) as LookupAllOptions,
+    (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error, '', 0);
+      const blocked = addresses.find((a) => !isPublicAddress(a.address));
+      if (blocked) {
+        return callback(
+          new BlockedAddressError(
+            `${hostname} resolves to ${blocked.address}, which is not a public address`,
+          ),
+          '',
+          0,
+        );
+      }
+      if ((options as { all?: boolean }).all)
+        return (callback as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      const first = addresses[0] as LookupAddress;
+      callback(null, first.address, first.family);
+    },
+  );
 };
 
 export interface Sender {
@@ -120,7 +127,7 @@ function send(
     const req = client.request(url, {
       method: 'POST',
       agent: agents[url.protocol as 'http:' | 'https:'],
-      headers: { ...webhookHeaders(request), 'content-length': String(body.length) },
+      headers: webhookHeaders(request, body),
     });
     // One deadline for everything: connecting, sending, and the answer's headers and body.
     const deadline = setTimeout(

@@ -6,12 +6,12 @@ import type { Attempt } from '../store/attempts.ts';
 
 /** The operation an attempt stands for, as the processor is sent it (again, for recovery). */
 export function operationOf(attempt: Attempt): Operation {
-  const common = { key: attempt.key, sessionId: attempt.sessionId };
   switch (attempt.kind) {
     case 'charge':
     case 'authorize':
       return {
-        ...common,
+        key: attempt.key,
+        sessionId: attempt.sessionId,
         kind: attempt.kind,
         amountCents: attempt.amountCents,
         currency: attempt.currency,
@@ -23,7 +23,8 @@ export function operationOf(attempt: Attempt): Operation {
     case 'release':
     case 'refund':
       return {
-        ...common,
+        key: attempt.key,
+        sessionId: attempt.sessionId,
         kind: attempt.kind,
         paymentId: attempt.targetId as string,
         amountCents: attempt.amountCents,
@@ -32,7 +33,8 @@ export function operationOf(attempt: Attempt): Operation {
       };
     case 'transfer':
       return {
-        ...common,
+        key: attempt.key,
+        sessionId: attempt.sessionId,
         kind: 'transfer',
         amountCents: attempt.amountCents,
         currency: attempt.currency,

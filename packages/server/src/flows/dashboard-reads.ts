@@ -67,7 +67,7 @@ export async function sessionPage(deps: Deps, merchantId: string, sessionId: str
     const detail = await getEventDetail(deps, merchantId, event.id);
     timeline.push({ event: detail.event, deliveries: detail.deliveries });
   }
-  return { ...found, ledger, timeline };
+  return { ledger, timeline, ...found };
 }
 
 /** The webhooks page: the merchant's endpoints and its latest deliveries with their attempts. */

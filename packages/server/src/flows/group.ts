@@ -47,7 +47,6 @@ const newMember = (
   fields: Pick<Member, 'position' | 'name' | 'email' | 'amountCents'>,
   now: number,
 ): Member => ({
-  ...fields,
   id: ids.member(),
   sessionId: session.id,
   merchantId: session.merchantId,
@@ -61,6 +60,7 @@ const newMember = (
   failure: null,
   createdAt: now,
   updatedAt: now,
+  ...fields,
 });
 
 const invalidGroup = (errors: string[], fixed: { memberIndex: number; paid: number }[] = []): never => {

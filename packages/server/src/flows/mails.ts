@@ -82,8 +82,8 @@ export async function queueEventMails(
   const mailing = events.filter((e) => MAILING_EVENTS.has(e.type)).map((e) => e.id);
   if (mailing.length === 0) return;
   const found = (await findEventsForMail(trx, mailing)).map((event) => ({
-    ...event,
     memberId: (JSON.parse(event.payload) as { data: { member?: { id: string } } }).data.member?.id,
+    ...event,
   }));
   // The organizer and the members the events name; every member when a session closes (its releases).
   const closing = found.some((e) => e.type === 'group.cancelled' || e.type === 'group.expired');

@@ -89,5 +89,5 @@ export async function loadShareToPay(
 /** A share as its page shows it: loadShare, and the group's members for its progress. */
 export async function loadSharePage(deps: Deps, shareId: string) {
   const share = await loadShare(deps, shareId);
-  return { ...share, members: await listMembers(deps.db.kysely, share.session.id) };
+  return { members: await listMembers(deps.db.kysely, share.session.id), ...share };
 }

@@ -149,9 +149,9 @@ export async function payShare(
   // 2. Call, with no transaction open. The card exists only in this request's memory. A bank that takes
   // the payer away to authenticate sends them back to their share's page.
   const operation = {
+    returnUrl: `${deps.config.publicPayUrl}/s/${found.shareId}`,
     ...operationOf(attempt),
     source,
-    returnUrl: `${deps.config.publicPayUrl}/s/${found.shareId}`,
   } as ReturnType<typeof operationOf>;
   const outcome = await call(deps, operation);
   deps.faults.reach('payment-called');

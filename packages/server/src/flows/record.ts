@@ -154,13 +154,13 @@ async function post(
   await insertLedgerLines(
     trx,
     lines.map((l) => ({
-      ...l,
       id: ids.ledgerLine(),
       entryId,
       merchantId: session.merchantId,
       sessionId: session.id,
       attemptId,
       createdAt: now,
+      ...l,
     })),
   );
 }
@@ -374,7 +374,7 @@ async function fund(
   }
   const merchant = await findMerchantById(trx, deps.db.secrets, session.merchantId);
   const fees = sessionFees(session, merchant);
-  await post(trx, session, null, fundedEntry({ ...fees, currency: session.currency }), now);
+  await post(trx, session, null, fundedEntry({ currency: session.currency, ...fees }), now);
   const funded: MoneyState = {
     ...state,
     session: { ...session, status: 'funded', fundedAt: now, updatedAt: now },

@@ -217,7 +217,7 @@ export async function createSession(
           updatedAt: createdAt,
           expiresAt: createdAt + expiryMs,
         };
-        const organizer: Member = { ...organizerDraft, createdAt, updatedAt: createdAt };
+        const organizer: Member = { createdAt, updatedAt: createdAt, ...organizerDraft };
         await insertSession(trx, row);
         await insertMembers(trx, [organizer]);
         await recordEvent(deps.db.events, trx, 'group.created', { session: row, paidCents: 0 }, createdAt);
@@ -349,7 +349,7 @@ export async function closeSession(
   // Refund now rather than at the worker's next round: the answer then shows them done.
   await settleIfDue(deps, result.session, state);
   const after = await loadMoney(deps, sessionId);
-  return after ? { ...after, refunds: refundsOf(after.session, after.members, after.attempts) } : result;
+  return after ? { refunds: refundsOf(after.session, after.members, after.attempts), ...after } : result;
 }
 
 /**

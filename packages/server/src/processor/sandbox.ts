@@ -395,15 +395,17 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
   });
 
   /** Ends a payment waiting on authentication: `to` its new state, answering `outcome` from now on. */
-  const endAuthentication = (record: SandboxRecord, to: string, outcome: Outcome) =>
-    rewriteSandboxRecord(
+  const endAuthentication = (record: SandboxRecord, to: string, outcome: Outcome) => {
+    const { onceAuthenticated: _ended, ...stored } = storedOf(record);
+    return rewriteSandboxRecord(
       kysely,
       record.key,
       ['requires_action'],
       to,
-      JSON.stringify({ ...storedOf(record), outcome, onceAuthenticated: undefined }),
+      JSON.stringify({ ...stored, outcome }),
       clock.now(),
     );
+  };
 
   const testHelpers: SandboxTestHelpers = {
     async authenticate(clientSecret, result) {

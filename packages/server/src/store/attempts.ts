@@ -79,7 +79,6 @@ export function startedAttempt(
   now: number,
 ): Attempt {
   return {
-    ...fields,
     state: 'started',
     processorId: null,
     cardBrand: null,
@@ -89,6 +88,7 @@ export function startedAttempt(
     clientSecret: null,
     createdAt: now,
     updatedAt: now,
+    ...fields,
   };
 }
 

@@ -271,7 +271,7 @@ export async function queueHeads(
       blocked.add(row.url);
       continue;
     }
-    heads.get(row.url)?.push({ ...toDelivery(row), seq: Number(row.seq) });
+    heads.get(row.url)?.push({ seq: Number(row.seq), ...toDelivery(row) });
   }
   return heads;
 }
@@ -451,7 +451,7 @@ export async function listDeliveriesOfEvent(
     db,
     deliveries.map((d) => d.id),
   );
-  return deliveries.map((d) => ({ ...toDelivery(d), attempts: attempts.get(d.id) ?? [] }));
+  return deliveries.map((d) => ({ attempts: attempts.get(d.id) ?? [], ...toDelivery(d) }));
 }
 
 /** The attempts of these deliveries, first to last, by delivery id. */

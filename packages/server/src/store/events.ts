@@ -30,7 +30,7 @@ const eventValues = (p: { event: EventRow }) => {
 };
 
 const insertQuery = prepared((db, p: { event: EventRow; dispatchedAt: number | null }) =>
-  db.insertInto('events').values({ ...eventValues(p), dispatched_at: p.dispatchedAt }),
+  db.insertInto('events').values(Object.assign(eventValues(p), { dispatched_at: p.dispatchedAt })),
 );
 
 /**

@@ -189,7 +189,7 @@ export async function endMail(db: Executor, id: string, holder: string, end: Mai
         : { state: end.state, last_error: end.error };
   const result = await db
     .updateTable('mails')
-    .set((eb) => ({ ...set, holder: null, held_until: null, attempts: eb('attempts', '+', 1) }))
+    .set((eb) => ({ holder: null, held_until: null, attempts: eb('attempts', '+', 1), ...set }))
     .where('id', '=', id)
     .where('holder', '=', holder)
     .executeTakeFirst();

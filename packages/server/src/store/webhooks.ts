@@ -134,7 +134,7 @@ export async function findWebhookEndpointsById(
   if (endpointIds.length === 0) return new Map();
   const rows = await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', endpointIds).execute();
   return new Map(
-    rows.map((row) => [row.id, { ...toEndpoint(row, secrets), revoked: row.revoked_at !== null }]),
+    rows.map((row) => [row.id, { revoked: row.revoked_at !== null, ...toEndpoint(row, secrets) }]),
   );
 }
 

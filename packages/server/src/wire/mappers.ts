@@ -53,12 +53,16 @@ export function memberToWire(
 };
 export function memberToWire(m: Member, view: MemberView): object;
 export function memberToWire(m: MemberBasics & Partial<Member>, view: MemberView = MERCHANT_VIEW) {
-  const base = { id: m.id, name: m.name, amount_cents: m.amountCents, status: m.status };
-  if (view.kind === 'merchant') return base;
-  if (view.kind === 'member') return { ...base, is_organizer: m.isOrganizer };
+  // Each view written out whole: not a base object spread and added to (docs/decisions.md#no-new-keys-after-a-leading-spread).
+  const { id, name, amountCents: amount_cents, status } = m;
+  if (view.kind === 'merchant') return { id, name, amount_cents, status };
+  if (view.kind === 'member') return { id, name, amount_cents, status, is_organizer: m.isOrganizer };
   const full = m as Member;
   return {
-    ...base,
+    id,
+    name,
+    amount_cents,
+    status,
     is_organizer: full.isOrganizer,
     email: full.email,
     basis_points: full.basisPoints,
@@ -74,13 +78,20 @@ export function amountsToWire(session: Pick<Session, 'totalCents'>, paidCents: n
   return { paid_amount: paidCents, pending_amount: session.totalCents - paidCents };
 }
 
-function groupToWire(session: Session, members: readonly Member[]) {
+/** The group as answers show it; `more` goes after its members (the hosted pages' set-up facts). */
+function groupToWire<M extends object>(
+  session: Session,
+  members: readonly Member[],
+  view: MemberView = MERCHANT_VIEW,
+  more?: M,
+) {
   return {
     id: session.groupId,
     size: members.length,
     mode: session.groupMode,
     ...amountsToWire(session, paidAmountOf(members)),
-    members: members.map((m) => memberToWire(m)),
+    members: members.map((m) => memberToWire(m, view)),
+    ...(more as M),
   };
 }
 
@@ -297,14 +308,12 @@ export function payPageToWire(
     expires_at: toIso(session.expiresAt),
     capture: cfg.capture,
     cart: cartToWire(session.cart),
-    group: {
-      ...groupToWire(session, members),
+    group: groupToWire(session, members, view, {
       set_up: session.groupSetUpAt !== null,
       min_size: cfg.minSize,
       max_size: cfg.maxSize,
       allowed_modes: cfg.allowedModes,
-      members: members.map((m) => memberToWire(m, view)),
-    },
+    }),
     ...(role === 'organizer'
       ? {
           join_url: links.session(session.id, session.groupToken),
@@ -341,4 +350,4 @@ const deliveryToWire = (d: Delivery & { attempts: DeliveryAttempt[] }) => ({
 export const eventDetailToWire = (detail: {
   event: object;
   deliveries: (Delivery & { attempts: DeliveryAttempt[] })[];
-}) => ({ ...detail.event, deliveries: detail.deliveries.map(deliveryToWire) });
+}) => Object.assign({}, detail.event, { deliveries: detail.deliveries.map(deliveryToWire) });

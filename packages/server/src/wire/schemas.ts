@@ -32,9 +32,9 @@ const Text =
   (pattern: string) =>
   (maxLength: number, options: { required?: boolean; description?: string } = {}) =>
     Type.String({
-      ...(options.required ? { minLength: 1 } : {}),
       maxLength,
       pattern,
+      ...(options.required ? { minLength: 1 } : {}),
       ...(options.description ? { description: options.description } : {}),
     });
 

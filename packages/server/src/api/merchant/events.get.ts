@@ -20,7 +20,7 @@ export function register(app: App, deps: Deps) {
         params: EventParams,
         response: responses(EventDetailSchema, [...AUTH_ERRORS, 404]),
       },
-      config: { ...rateLimitConfig(deps, 'EVENTS_READ'), auth: 'secret' },
+      config: { auth: 'secret', ...rateLimitConfig(deps, 'EVENTS_READ') },
     },
     async (request) =>
       eventDetailToWire(await getEventDetail(deps, callerOf(request).merchant.id, request.params.eventId)),

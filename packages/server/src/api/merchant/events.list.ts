@@ -43,7 +43,7 @@ export function register(app: App, deps: Deps) {
         querystring: ListQuery,
         response: responses(EventList, AUTH_ERRORS),
       },
-      config: { ...rateLimitConfig(deps, 'EVENTS_READ'), auth: 'secret' },
+      config: { auth: 'secret', ...rateLimitConfig(deps, 'EVENTS_READ') },
       preValidation: decimalQuery(['limit']),
     },
     async (request) => {

@@ -21,7 +21,7 @@ export function register(app: App, deps: Deps) {
         body: NoBody,
         response: responses(EventDetailSchema, [...AUTH_ERRORS, 404]),
       },
-      config: { ...rateLimitConfig(deps, 'EVENTS_WRITE'), auth: 'secret' },
+      config: { auth: 'secret', ...rateLimitConfig(deps, 'EVENTS_WRITE') },
     },
     async (request) =>
       withAnswer(request, eventDetailToWire, (answer) =>

@@ -34,7 +34,7 @@ export function register(app: App, deps: Deps) {
         tags: ['merchants'],
         response: responses(MerchantProfile, AUTH_ERRORS),
       },
-      config: { ...rateLimitConfig(deps, 'MERCHANTS_ME'), auth: 'secret' },
+      config: { auth: 'secret', ...rateLimitConfig(deps, 'MERCHANTS_ME') },
     },
     async (request, reply) => {
       const m = callerOf(request).merchant;

@@ -19,7 +19,7 @@ export function register(app: App, deps: Deps) {
         body: NoBody,
         response: responses(ClosedSessionSchema, [...AUTH_ERRORS, 404, 409]),
       },
-      config: { ...rateLimitConfig(deps, 'SESSIONS_CANCEL'), auth: 'secret' },
+      config: { auth: 'secret', ...rateLimitConfig(deps, 'SESSIONS_CANCEL') },
     },
     async (request) => {
       const { merchant } = callerOf(request);

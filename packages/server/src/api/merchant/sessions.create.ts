@@ -48,7 +48,7 @@ export function register(app: App, deps: Deps) {
         body: CreateSessionBody,
         response: responses(CreatedSessionSchema, [...AUTH_ERRORS, 409]),
       },
-      config: { ...rateLimitConfig(deps, 'SESSIONS_CREATE'), auth: 'publishable-or-secret' },
+      config: { auth: 'publishable-or-secret', ...rateLimitConfig(deps, 'SESSIONS_CREATE') },
     },
     async (request) => {
       const body = request.body;

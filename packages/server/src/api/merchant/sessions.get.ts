@@ -19,7 +19,7 @@ export function register(app: App, deps: Deps) {
         params: SessionParams,
         response: responses(SessionDetailSchema, [...AUTH_ERRORS, 404]),
       },
-      config: { ...rateLimitConfig(deps, 'SESSIONS_GET'), auth: 'publishable-or-secret' },
+      config: { auth: 'publishable-or-secret', ...rateLimitConfig(deps, 'SESSIONS_GET') },
     },
     async (request, reply) => {
       const caller = callerOf(request);

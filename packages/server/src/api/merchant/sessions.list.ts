@@ -41,7 +41,7 @@ export function register(app: App, deps: Deps) {
         querystring: ListQuery,
         response: responses(SessionList, AUTH_ERRORS),
       },
-      config: { ...rateLimitConfig(deps, 'SESSIONS_LIST'), auth: 'secret' },
+      config: { auth: 'secret', ...rateLimitConfig(deps, 'SESSIONS_LIST') },
       preValidation: decimalQuery(['limit', 'cursor']),
     },
     async (request) => {

@@ -26,7 +26,7 @@ export function register(app: App, deps: Deps) {
         body: NoBody,
         response: responses(Reminded, [...AUTH_ERRORS, 404, 409]),
       },
-      config: { ...rateLimitConfig(deps, 'SESSIONS_REMIND'), auth: 'secret' },
+      config: { auth: 'secret', ...rateLimitConfig(deps, 'SESSIONS_REMIND') },
     },
     async (request) => {
       const { merchant } = callerOf(request);

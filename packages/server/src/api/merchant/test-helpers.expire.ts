@@ -21,7 +21,7 @@ export function register(app: App, deps: Deps) {
         body: NoBody,
         response: responses(ClosedSessionSchema, [...AUTH_ERRORS, 404, 409]),
       },
-      config: { ...rateLimitConfig(deps, 'TEST_HELPERS'), auth: 'secret' },
+      config: { auth: 'secret', ...rateLimitConfig(deps, 'TEST_HELPERS') },
     },
     async (request) => {
       const { merchant } = callerOf(request);

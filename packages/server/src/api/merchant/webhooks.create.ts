@@ -39,13 +39,13 @@ export function register(app: App, deps: Deps) {
         body: CreateWebhookBody,
         response: responses(CreatedWebhook, [...AUTH_ERRORS, 409]),
       },
-      config: { ...rateLimitConfig(deps, 'WEBHOOKS_WRITE'), auth: 'secret' },
+      config: { auth: 'secret', ...rateLimitConfig(deps, 'WEBHOOKS_WRITE') },
     },
     async (request) => {
       const input = { url: request.body.url, events: request.body.events as (typeof EVENT_TYPES)[number][] };
       return withAnswer(
         request,
-        (endpoint: WebhookEndpoint) => ({ ...endpointToWire(endpoint), secret: endpoint.secret }),
+        (endpoint: WebhookEndpoint) => Object.assign(endpointToWire(endpoint), { secret: endpoint.secret }),
         (answer) => createWebhookEndpoint(deps, callerOf(request).merchant.id, input, answer),
       );
     },

@@ -19,7 +19,7 @@ export function register(app: App, deps: Deps) {
         params: Type.Object({ webhookId: Type.String() }),
         response: responses(Deleted, [...AUTH_ERRORS, 404]),
       },
-      config: { ...rateLimitConfig(deps, 'WEBHOOKS_WRITE'), auth: 'secret' },
+      config: { auth: 'secret', ...rateLimitConfig(deps, 'WEBHOOKS_WRITE') },
     },
     async (request) => {
       const { webhookId } = request.params;

@@ -17,7 +17,7 @@ export function register(app: App, deps: Deps) {
         tags: ['webhooks'],
         response: responses(Type.Object({ data: Type.Array(WebhookEndpointSchema) }), AUTH_ERRORS),
       },
-      config: { ...rateLimitConfig(deps, 'WEBHOOKS_READ'), auth: 'secret' },
+      config: { auth: 'secret', ...rateLimitConfig(deps, 'WEBHOOKS_READ') },
     },
     async (request) => {
       const endpoints = await listMerchantWebhookEndpoints(deps, callerOf(request).merchant.id);

@@ -25,7 +25,7 @@ export function register(app: App, deps: Deps) {
         body: NoBody,
         response: responses(RotatedSecret, [...AUTH_ERRORS, 404]),
       },
-      config: { ...rateLimitConfig(deps, 'WEBHOOKS_WRITE'), auth: 'secret' },
+      config: { auth: 'secret', ...rateLimitConfig(deps, 'WEBHOOKS_WRITE') },
     },
     async (request) =>
       withAnswer(

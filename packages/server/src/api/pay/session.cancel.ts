@@ -14,7 +14,7 @@ export function register(app: App, deps: Deps) {
     '/session/cancel',
     {
       schema: { hide: true, querystring: AccessQuery, body: NoBody },
-      config: { ...rateLimitConfig(deps, 'PAY_WRITE'), access: 'organizer' },
+      config: { access: 'organizer', ...rateLimitConfig(deps, 'PAY_WRITE') },
     },
     async (request) => {
       const { session } = payAccessOf(request);

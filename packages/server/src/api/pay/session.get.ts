@@ -14,7 +14,7 @@ export function register(app: App, deps: Deps) {
     '/session',
     {
       schema: { hide: true, querystring: AccessQuery },
-      config: { ...rateLimitConfig(deps, 'PAY_READ'), access: 'any' },
+      config: { access: 'any', ...rateLimitConfig(deps, 'PAY_READ') },
     },
     async (request) => {
       const page = await loadPayPage(deps, payAccessOf(request));

@@ -53,7 +53,7 @@ export function register(app: App, deps: Deps) {
     '/session/group',
     {
       schema: { hide: true, querystring: AccessQuery, body: GroupBody },
-      config: { ...rateLimitConfig(deps, 'PAY_WRITE'), access: 'organizer' },
+      config: { access: 'organizer', ...rateLimitConfig(deps, 'PAY_WRITE') },
     },
     async (request) => {
       const { session } = payAccessOf(request);

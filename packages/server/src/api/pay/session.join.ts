@@ -22,7 +22,7 @@ export function register(app: App, deps: Deps) {
     '/session/join',
     {
       schema: { hide: true, querystring: AccessQuery, body: JoinBody },
-      config: { ...rateLimitConfig(deps, 'PAY_WRITE'), access: 'any' },
+      config: { access: 'any', ...rateLimitConfig(deps, 'PAY_WRITE') },
     },
     async (request) => {
       const { session } = payAccessOf(request);

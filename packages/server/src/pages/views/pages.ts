@@ -309,7 +309,7 @@ export function shareView(share: PageShare, ctx: PageContext, now: number): Html
       fee: share.consumer_fee_cents,
       due: share.amount_due_cents,
       rate: share.consumer_fee_rate,
-      basis: { ...share.split, total: group?.total_cents ?? cartTotal(share.cart), size: group?.size },
+      basis: { total: group?.total_cents ?? cartTotal(share.cart), size: group?.size, ...share.split },
       cart: share.cart,
     },
     m,

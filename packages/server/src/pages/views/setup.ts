@@ -169,8 +169,8 @@ export function groupBody(draft: Draft, currency: string) {
   return {
     mode: draft.mode,
     members: draft.members.map((m, i) => ({
-      ...(m.id ? { id: m.id } : {}),
       name: m.name.trim(),
+      ...(m.id ? { id: m.id } : {}),
       ...(m.email.trim() ? { email: m.email.trim() } : {}),
       ...((draft.mode === 'custom' || (draft.mode === 'host-pays' && i > 0)) && !m.locked
         ? { amount_cents: parseAmount(m.amount, currency) as number }
