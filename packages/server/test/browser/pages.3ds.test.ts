@@ -5,13 +5,20 @@
 // page resumes the step; completing it pays the share; an organizer's own share goes the same way; a step
 // abandoned past PAYMENT_AUTH_TIMEOUT_MS leaves the share to pay again, saying why.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { settleDueSessions } from '../../src/jobs/settle.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/chromium.ts';
 import { manualClock } from '../helpers/clock.ts';
-import { newSession, openPage, payWithCard, sessionOf, startPagesApp } from '../helpers/pages.ts';
+import {
+  closeContexts,
+  newSession,
+  openPage,
+  payWithCard,
+  sessionOf,
+  startPagesApp,
+} from '../helpers/pages.ts';
 import { CARDS, equalGroup } from '../helpers/payments.ts';
 
 const AUTH_TIMEOUT_MS = 60_000;
@@ -30,6 +37,7 @@ describe('3-D Secure on the hosted pages (Chromium, sandbox)', () => {
     await browser?.close();
     await t?.close();
   });
+  afterEach(() => closeContexts(browser));
 
   test('a member fails the step and gets the form back with why; a reload resumes the step; completing it pays', async () => {
     const group = await equalGroup(t, ['Ann', 'Bob']);

@@ -4,11 +4,11 @@
 // service fee says what it is for, an expiry typed as 1230 is taken, custom amounts and percentages show a
 // running total as they are typed, and in the 480 px modal "Pay my share" comes before the share links.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { TestApp } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/chromium.ts';
-import { newSession, openPage, sessionOf, startPagesApp } from '../helpers/pages.ts';
+import { closeContexts, newSession, openPage, sessionOf, startPagesApp } from '../helpers/pages.ts';
 import { CARDS } from '../helpers/payments.ts';
 
 describe('pages that explain what each person pays (Chromium)', () => {
@@ -21,6 +21,7 @@ describe('pages that explain what each person pays (Chromium)', () => {
     await browser.close();
     await t.close();
   });
+  afterEach(() => closeContexts(browser));
 
   async function organizerPage(width?: number): Promise<{ page: Page; sessionId: string }> {
     const { created, url } = await newSession(t, { customer: { name: 'Ann', email: 'ann@example.com' } });

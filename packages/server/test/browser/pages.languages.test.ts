@@ -5,14 +5,14 @@
 // Intl's for that language and the session's currency (EUR in French as 12,50 €, JPY without decimals);
 // a session made with locale=ja speaks Japanese whatever the browser asks.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { CATALOGUES } from '../../src/i18n/catalogues.ts';
 import { LOCALES, type Locale } from '../../src/i18n/locales.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/chromium.ts';
 import { englishLeft } from '../helpers/english.ts';
-import { startPagesApp } from '../helpers/pages.ts';
+import { closeContexts, startPagesApp } from '../helpers/pages.ts';
 import { payOk } from '../helpers/payments.ts';
 import { createSession, organizerToken } from '../helpers/sessions.ts';
 
@@ -42,6 +42,7 @@ describe('the member pages in every language (Chromium)', () => {
     await browser.close();
     await t.close();
   });
+  afterEach(() => closeContexts(browser));
 
   /** A session of three, split equally by its organizer; the second member's share id and the group link. */
   async function groupOfThree(extra: Record<string, unknown> = {}, currency = 'eur') {

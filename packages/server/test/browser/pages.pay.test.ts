@@ -4,11 +4,12 @@
 // covering the rest, cancelling with refunds, expiry, joining an equal split, reminders, and a payment made
 // with the keyboard alone.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import type { TestApp } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/chromium.ts';
 import {
+  closeContexts,
   holdSharePolls,
   newSession,
   openPage,
@@ -28,6 +29,7 @@ describe('paying on the hosted pages (Chromium)', () => {
     await browser.close();
     await t.close();
   });
+  afterEach(() => closeContexts(browser));
 
   const open = (url: string, options: { width?: number } = {}) => openPage(browser, url, options);
 
@@ -162,6 +164,25 @@ describe('paying on the hosted pages (Chromium)', () => {
       {
         timeout: 10_000,
       },
+    );
+  });
+
+  test('a payment that arrives by poll leaves the organizer’s keyboard focus on the button it was on', async () => {
+    const { organizer, bobUrl } = await equalOfThree();
+    // "Keep the group" gives the focus back to the cancel button, which has no id of its own.
+    await organizer.click('[data-action="cancel"]');
+    await organizer.click('[data-action="confirm-no"]');
+    const cover = (await organizer.textContent('[data-action="cover"]')) ?? '';
+    // Bob pays elsewhere: the next poll redraws the section the button is in (what is left to cover).
+    await payOk(t, new URL(bobUrl).pathname.split('/').at(-1) as string);
+    await organizer.waitForFunction(
+      (before) => document.querySelector('[data-action="cover"]')?.textContent !== before,
+      cover,
+      { timeout: 10_000 },
+    );
+    assert.equal(
+      await organizer.evaluate(() => document.activeElement?.getAttribute('data-action')),
+      'cancel',
     );
   });
 

@@ -2,11 +2,11 @@
 // The organizer sets the group up on the hosted page, in real Chromium, in each split mode; the amounts the
 // service then holds are what the page said, and mistakes are named next to the field before anything is sent.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { TestApp } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/chromium.ts';
-import { newSession, openPage, sessionOf, startPagesApp } from '../helpers/pages.ts';
+import { closeContexts, newSession, openPage, sessionOf, startPagesApp } from '../helpers/pages.ts';
 
 describe('group set-up on the organizer’s page (Chromium)', () => {
   let t: TestApp;
@@ -18,6 +18,7 @@ describe('group set-up on the organizer’s page (Chromium)', () => {
     await browser.close();
     await t.close();
   });
+  afterEach(() => closeContexts(browser));
 
   /** A new session's organizer page, open in a fresh context; organizer "Ann" with two empty rows. */
   async function organizerPage(): Promise<{ page: Page; sessionId: string }> {

@@ -142,16 +142,29 @@ const typing = (): Element | null => {
 };
 
 /**
+ * How to find the focused element again once its section is replaced: by its id, or for a button
+ * without one by its action (and the row it acts on). Null when nothing in the page has focus.
+ */
+function focusSelector(active: Element | null): string | null {
+  if (!(active instanceof HTMLElement) || active === document.body) return null;
+  if (active.id) return `#${CSS.escape(active.id)}`;
+  const { action, index } = active.dataset;
+  if (!action) return null;
+  return `[data-action="${CSS.escape(action)}"]${index === undefined ? '' : `[data-index="${CSS.escape(index)}"]`}`;
+}
+
+/**
  * Puts the sections of `view` (elements with an id directly under #main, and the header) in place of
  * the page's, each only if its markup changed since it was last rendered, and never one the person is
- * typing in unless `force` names it. Focus goes back to the element with the same id.
+ * typing in unless `force` names it. Focus goes back to the element with the same id, or to the button
+ * with the same action: a change that arrives by poll never drops a keyboard user's place.
  */
 export function patch(view: Html, force: readonly string[] = []) {
   const app = document.getElementById('app');
   if (!app) return;
   const next = document.createElement('template');
   next.innerHTML = view.value;
-  const focusedId = document.activeElement?.id;
+  const focused = focusSelector(document.activeElement);
   const nextMain = next.content.querySelector('main');
   const main = app.querySelector('main');
   if (!nextMain || !main) {
@@ -183,7 +196,8 @@ export function patch(view: Html, force: readonly string[] = []) {
     el.remove();
     rendered.delete(id);
   }
-  if (focusedId && document.activeElement?.id !== focusedId) document.getElementById(focusedId)?.focus();
+  if (focused && !document.activeElement?.matches(focused))
+    document.querySelector<HTMLElement>(focused)?.focus();
   enableScriptButtons();
   document.dispatchEvent(new Event('gc:patched'));
 }
