@@ -4,11 +4,11 @@
 // any other origin, or any framing outside embed mode, is refused by the browser itself (frame-ancestors).
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
 import type { TestApp, TestMerchant } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/chromium.ts';
-import { newSession, startPagesApp } from '../helpers/pages.ts';
+import { closeContexts, newSession, startPagesApp } from '../helpers/pages.ts';
 import { payOk } from '../helpers/payments.ts';
 
 /** A merchant's page on its own origin that frames `?src=` and keeps every message it is sent. */
@@ -48,6 +48,7 @@ describe('embedding the hosted pages (Chromium)', () => {
     stranger.server.close();
     await t.close();
   });
+  afterEach(() => closeContexts(browser));
 
   async function framed(
     parent: string,

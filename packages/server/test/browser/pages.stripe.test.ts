@@ -6,13 +6,13 @@
 // one field holding the PaymentMethod id it will make; its bank's step waits for the test), and the server talks to the local fake of Stripe's
 // API (test/helpers/fake-stripe.ts).
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { createStripeProcessor } from '../../src/processor/stripe.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/chromium.ts';
 import { FAKE_SECRET_KEY, type FakeStripe, startFakeStripe } from '../helpers/fake-stripe.ts';
-import { newSession, sessionOf, startPagesApp } from '../helpers/pages.ts';
+import { closeContexts, newSession, sessionOf, startPagesApp } from '../helpers/pages.ts';
 import { equalGroup } from '../helpers/payments.ts';
 
 const STRIPE_JS = `
@@ -67,6 +67,7 @@ describe('paying with Stripe’s Payment Element (Chromium, Stripe faked at the 
     await t?.close();
     await fake?.close();
   });
+  afterEach(() => closeContexts(browser));
 
   test('the Payment Element takes the card; a decline says why; then the share is paid with the PaymentMethod', async () => {
     const group = await equalGroup(t, ['Ann', 'Bob']);
