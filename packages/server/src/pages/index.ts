@@ -75,14 +75,18 @@ function embedding(query: PageQuery, session: Session | undefined) {
 
 /**
  * What a page carries of its language's catalogue (in its data, for its script): every message but the
- * mail's, which no page shows.
+ * mail's, which no page shows, and, unless the processor is the sandbox, the sandbox's notes, so that no
+ * page of a deployment taking real cards says "sandbox", even in its data (docs/decisions.md#real-money).
  */
-const PAGE_CATALOGUES = Object.fromEntries(
-  Object.entries(CATALOGUES).map(([lang, messages]) => [
-    lang,
-    Object.fromEntries(Object.entries(messages).filter(([key]) => !key.startsWith('mail.'))),
-  ]),
-) as typeof CATALOGUES;
+function pageCatalogues(sandbox: boolean): typeof CATALOGUES {
+  const shown = (key: string) => !key.startsWith('mail.') && (sandbox || !key.endsWith('.sandbox'));
+  return Object.fromEntries(
+    Object.entries(CATALOGUES).map(([lang, messages]) => [
+      lang,
+      Object.fromEntries(Object.entries(messages).filter(([key]) => shown(key))),
+    ]),
+  ) as typeof CATALOGUES;
+}
 
 export async function hostedPages(app: App, { deps }: { deps: Deps }) {
   const { config } = deps;
@@ -91,6 +95,7 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
   const apiBase = `${config.payPrefix}/api/v1`;
   const links = payLinks(config.publicPayUrl);
   const stripe = deps.processor.name === 'stripe';
+  const catalogues = pageCatalogues(deps.processor.name === 'sandbox');
 
   app.addHook('onRequest', (_request, reply, done) => {
     reply.headers(BASE_PAGE_HEADERS);
@@ -100,7 +105,7 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
   /** The page's language: the session's own when it has one (POST /sessions locale), else the reader's. */
   const language = (request: FastifyRequest, sessionLocale?: string | null) => {
     const chosen = chooseLocale(sessionLocale, request.headers['accept-language']);
-    const messages = PAGE_CATALOGUES[chosen.lang];
+    const messages = catalogues[chosen.lang];
     return { lang: chosen.lang, locale: chosen.intl, messages, t: translator(messages, chosen.intl) };
   };
 

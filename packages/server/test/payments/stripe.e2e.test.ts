@@ -109,6 +109,20 @@ describe('payments with the Stripe processor (against a local fake of its API)',
     assert.equal(refund?.params.amount, '5050');
   });
 
+  test('no page says "sandbox", in any language, not even in the messages it carries for its script', async () => {
+    const g = await equalGroup(t, ['Ada', 'Ben']);
+    const link = new URL(g.created.session_url);
+    const organizer = `${link.pathname}${link.search}`;
+    for (const language of ['en-US', 'de', 'ja']) {
+      for (const path of [organizer, `/s/${g.shares[1].shareId}`]) {
+        const res = await t.request('GET', path, { headers: { 'accept-language': language } });
+        assert.equal(res.status, 200, `${path} in ${language}`);
+        assert.match(res.text, /id="page-data"/, 'the page carries its data');
+        assert.doesNotMatch(res.text, /sandbox|Testumgebung|テスト環境/i, `${path} in ${language}`);
+      }
+    }
+  });
+
   test('a card number is refused with Stripe: the page sends a PaymentMethod', async () => {
     const g = await equalGroup(t, ['Ada', 'Ben']);
     const res = await t.request('POST', `/api/v1/shares/${g.shares[0].shareId}/pay`, {
