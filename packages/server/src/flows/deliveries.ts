@@ -34,6 +34,7 @@ import { findMerchantById } from '../store/merchants.ts';
 import type { Database } from '../store/schema.ts';
 import { disableWebhookEndpoint, findWebhookEndpointsById, listWebhookEndpoints } from '../store/webhooks.ts';
 import { queueEventMails } from './mails.ts';
+import { deliveryUrl } from './urls.ts';
 
 /** The HTTP sender deliveries go through; in production it calls public addresses only. */
 export const openSender = (deps: Deps): Sender =>
@@ -87,7 +88,7 @@ export function newDelivery(
     eventId: event.id,
     merchantId: event.merchantId,
     webhookId: target.webhookId,
-    url: target.url,
+    url: deliveryUrl(target.url),
     state: 'pending',
     attemptCount: 0,
     nextAttemptAt: now,

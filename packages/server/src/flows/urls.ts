@@ -23,6 +23,20 @@ function parse(raw: string): URL | undefined {
 }
 
 /**
+ * The URL a webhook is sent to and queued under: the WHATWG serialization (scheme and host in lower case,
+ * dot segments resolved, the scheme's default port dropped), without a fragment, which is never sent, or an
+ * empty query. Two spellings of one URL, as an endpoint and a session's webhook_url say, are one queue
+ * and one lease, so the receiver still gets one delivery at a time (docs/decisions.md#webhook-delivery).
+ */
+export function deliveryUrl(raw: string): string {
+  const url = parse(raw);
+  if (!url) return raw;
+  url.hash = '';
+  if (url.search === '') url.search = '';
+  return url.href;
+}
+
+/**
  * A redirect or per-session webhook URL (success_url, cancel_url, webhook_url): https, or in the sandbox
  * http on a loopback host for local development. Answers an error sentence, or undefined when fine.
  */

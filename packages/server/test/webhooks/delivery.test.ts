@@ -329,6 +329,38 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test('two spellings of one URL are one queue: the receiver still gets one delivery at a time', async () => {
+      const m = await t.createMerchant({ name: 'Spelling Shop' });
+      const receiver = await Receiver.start({ kind: 'slow', ms: 150 });
+      try {
+        const base = `127.0.0.1:${receiver.port}`;
+        // As a merchant may type it: the scheme in capitals, a dot segment, a fragment, an empty query.
+        for (const url of [`http://${base}/hooks`, `HTTP://${base}/./hooks#a`, `http://${base}/hooks?`])
+          await register(t, url, ['group.created'], m.secretKey);
+        const webhookUrl = `http://${base}/x/../hooks#session`;
+        for (let i = 0; i < 3; i++)
+          await createSession(
+            { request: t.request, merchant: m },
+            { via: 'secret', extra: { webhook_url: webhookUrl } },
+          );
+        await eventually(async () => receiver.received.length === 12, 10_000);
+        assert.deepEqual(receiver.overlaps, [], 'no request came while another to the same URL was open');
+        assert.deepEqual([...new Set(receiver.received.map((r) => r.path))], ['/hooks']);
+        const urls = await t.deps.db.kysely
+          .selectFrom('deliveries')
+          .select('url')
+          .distinct()
+          .where('merchant_id', '=', m.merchant.id)
+          .execute();
+        assert.deepEqual(
+          urls.map((r) => r.url),
+          [`http://${base}/hooks`],
+        );
+      } finally {
+        await receiver.close();
+      }
+    });
+
     test('a receiver that never answers does not delay another endpoint’s deliveries', async () => {
       const m = await t.createMerchant({ name: 'Slow Shop' });
       const other = await t.createMerchant({ name: 'Healthy Shop' });
