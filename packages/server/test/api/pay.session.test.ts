@@ -115,8 +115,9 @@ for (const dialect of DIALECTS) {
         const res = await page(bad);
         assertError(res, 401, 'invalid_access_token', bad);
       }
-      const missing = await t.request('GET', '/api/v1/session');
-      assertError(missing, 400, 'invalid_request');
+      for (const path of ['/api/v1/session', '/api/v1/session?access=']) {
+        assertError(await t.request('GET', path), 401, 'invalid_access_token', path);
+      }
     });
 
     test('one session’s token does not open another', async () => {

@@ -49,7 +49,7 @@ export async function payApi(app: App, { deps }: { deps: Deps }) {
     const access = route.config?.access;
     if (!access) return;
     const checkToken: preHandlerHookHandler = (request, _reply, done) => {
-      const token = (request.query as { access: string }).access;
+      const token = (request.query as { access?: string }).access ?? '';
       (access === 'organizer' ? organizerSession : sessionForToken)(deps, token).then(
         (payAccess) => {
           request.payAccess = payAccess;
