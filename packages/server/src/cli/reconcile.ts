@@ -49,7 +49,7 @@ function reconcileLines(report: ReconcileReport): string[] {
   const n = report.checked.sessions;
   const count = report.mismatches.length;
   lines.push(
-    `reconcile: ${n} sessions checked, ${count === 0 ? 'clean' : `${count} mismatch${count === 1 ? '' : 'es'}`}` +
+    `reconcile: ${n} session${n === 1 ? '' : 's'} checked, ${count === 0 ? 'clean' : `${count} mismatch${count === 1 ? '' : 'es'}`}` +
       (report.more ? '; more changed sessions wait: run it again' : ''),
   );
   return lines;

@@ -296,7 +296,7 @@ for (const dialect of DIALECTS) {
 
         const human = await cli(['reconcile'], env);
         assert.equal(human.code, 0, human.stderr);
-        assert.equal(human.stdout, 'reconcile: 1 sessions checked, clean\n');
+        assert.equal(human.stdout, 'reconcile: 1 session checked, clean\n');
 
         await t.deps.db.kysely
           .updateTable('members')
@@ -320,7 +320,7 @@ for (const dialect of DIALECTS) {
           text.stdout,
           new RegExp(`^status_mismatch  ${g.created.session_id}  Member ${shareOf(g, 0).id}`, 'm'),
         );
-        assert.match(text.stdout, /\nreconcile: 1 sessions checked, \d+ mismatches\n$/);
+        assert.match(text.stdout, /\nreconcile: 1 session checked, \d+ mismatches\n$/);
 
         const usage = await cli(['reconcile', '--verbose'], env);
         assert.equal(usage.code, 2);
