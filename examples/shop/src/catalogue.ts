@@ -74,9 +74,11 @@ function differences(sent: unknown, expected: unknown, path: string): string[] {
 }
 
 /**
- * The problems that keep the shop from signing `cart` for order `orderRef`, in words; empty when the cart
- * is exactly what priceCart makes of its own lines. Items may come in any order (the signature sorts them),
- * but every other field, and every field of every item, must be the shop's; nothing may be added.
+ * The problems that keep the shop from signing `cart` for order `orderRef`, in words: the first a one-line
+ * sentence (the refusal's `error`, which the page shows), the rest what more a developer needs (with it, the
+ * refusal's `details`); empty when the cart is exactly what priceCart makes of its own lines. Items may come
+ * in any order (the signature sorts them), but every other field, and every field of every item, must be
+ * the shop's; nothing may be added.
  */
 export function cartProblems(cart: unknown, orderRef: string): string[] {
   if (!isObject(cart)) return ['cart must be an object'];
@@ -108,7 +110,10 @@ export function cartProblems(cart: unknown, orderRef: string): string[] {
   const expected = priceCart(lines, orderRef);
   const wrong = differences(cart, expected, 'cart');
   if (wrong.length === 0) return [];
+  // The whole cart it would sign goes after the sentence, not in it: it is long, and the page shows the
+  // sentence to shoppers.
   return [
-    `${wrong.join(', ')} ${wrong.length === 1 ? 'is' : 'are'} not what this shop charges: it signs ${JSON.stringify(expected)}`,
+    `${wrong.join(', ')} ${wrong.length === 1 ? 'is' : 'are'} not what this shop charges`,
+    `the shop signs this cart for these lines: ${JSON.stringify(expected)}`,
   ];
 }

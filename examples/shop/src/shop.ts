@@ -82,11 +82,13 @@ export function createShop(options: ShopOptions): Shop {
   const payOrigin = new URL(options.payBaseUrl).origin;
   const apiOrigin = new URL(options.apiBaseUrl).origin;
   // The SDK comes from the pay origin and calls the API; the checkout frame is the pay origin. Styles allow
-  // 'unsafe-inline' because the SDK styles its modal and button from script; scripts stay strict.
+  // 'unsafe-inline' because the SDK styles its modal and button from script; scripts stay strict. The API
+  // and the pages are often one origin (http://localhost:4000 by default): it is listed once.
+  const connectSrc = [...new Set(["'self'", apiOrigin, payOrigin])].join(' ');
   const csp = [
     "default-src 'self'",
     `script-src 'self' ${payOrigin}`,
-    `connect-src 'self' ${apiOrigin} ${payOrigin}`,
+    `connect-src ${connectSrc}`,
     `frame-src ${payOrigin}`,
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",

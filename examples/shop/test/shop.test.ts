@@ -14,6 +14,7 @@ import { RELAXED_LIMITS, startTestApp, type TestApp } from '../../../packages/se
 import { sqliteCase } from '../../../packages/server/test/helpers/databases.ts';
 import { eventually, payOk } from '../../../packages/server/test/helpers/payments.ts';
 import { priceCart } from '../src/catalogue.ts';
+import { createShop } from '../src/shop.ts';
 import { type StartedShop, startShopFor } from './helpers.ts';
 
 describe('demo shop', () => {
@@ -50,7 +51,10 @@ describe('demo shop', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ cart }),
     });
-    return { status: res.status, body: (await res.json()) as { signature?: string; error?: string } };
+    return {
+      status: res.status,
+      body: (await res.json()) as { signature?: string; error?: string; details?: string[] },
+    };
   };
 
   /** What the SDK does with the page's cart: POST /v1/sessions with the publishable key, from the page. */
@@ -141,8 +145,20 @@ describe('demo shop', () => {
       const res = await sign(cart);
       assert.equal(res.status, 400, what);
       assert.match(res.body.error as string, message, what);
+      // The error is one sentence, which the page shows: the cart the shop would sign is in details only.
+      assert.doesNotMatch(res.body.error as string, /[{\n]/, what);
       assert.equal(res.body.signature, undefined, what);
     }
+    const cheap = await sign({
+      ...good,
+      items: [{ ...good.items[0], unit_price: 1 }],
+      total: good.total - 18899,
+    });
+    assert.equal(cheap.body.error, 'cart.total, cart.items[0].unit_price are not what this shop charges');
+    assert.ok(
+      cheap.body.details?.some((line) => line.includes(JSON.stringify(good))),
+      `the details show the cart it signs: ${cheap.body.details}`,
+    );
     // Not JSON, or not said to be.
     const plain = await fetch(`${base}/api/cart/sign`, {
       method: 'POST',
@@ -283,6 +299,8 @@ describe('demo shop', () => {
     const csp = home.headers.get('content-security-policy') ?? '';
     assert.match(csp, /default-src 'self'/);
     assert.match(csp, new RegExp(`script-src 'self' ${t.baseUrl}(;|$)`));
+    // The API and the pages share an origin here: it is listed once.
+    assert.match(csp, new RegExp(`connect-src 'self' ${t.baseUrl};`));
     assert.match(csp, /object-src 'none'/);
     assert.match(html, /<html lang="en">/);
     assert.match(html, /<meta name="viewport" content="width=device-width, initial-scale=1">/);
@@ -311,6 +329,25 @@ describe('demo shop', () => {
     assert.equal(icon.headers.get('content-type'), 'image/svg+xml');
     assert.match(await icon.text(), /^<svg /);
     assert.equal((await fetch(`${base}/nowhere`)).status, 404);
+  });
+
+  test('with the API and the pages on two origins, the CSP lets the page connect to both', async () => {
+    const apart = createShop({
+      merchantId: 'svc_merch_x',
+      publishableKey: 'svc_pk_test_x',
+      signingSecret: 'svc_sig_test_x',
+      webhookSecret: 'whsec_eA==',
+      apiBaseUrl: 'https://api.example.com/v1',
+      payBaseUrl: 'https://pay.example.com',
+      log: () => {},
+    });
+    const port = await apart.listen(0);
+    try {
+      const csp = (await fetch(`http://127.0.0.1:${port}/`)).headers.get('content-security-policy') ?? '';
+      assert.match(csp, /connect-src 'self' https:\/\/api\.example\.com https:\/\/pay\.example\.com;/);
+    } finally {
+      await apart.close();
+    }
   });
 
   test("the page's script builds a cart the shop signs and uses the SDK as documented", async () => {

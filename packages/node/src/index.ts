@@ -38,5 +38,5 @@ export type {
   WebhookEvent,
   WithRequestId,
 } from './types.ts';
-export type { VerifyOptions, WebhookHeaders } from './webhooks.ts';
+export type { TestHeadersOptions, VerifyOptions, WebhookHeaders } from './webhooks.ts';
 export { generateTestHeaders, signWebhook, verifyWebhook, WebhookVerificationError } from './webhooks.ts';

@@ -2,7 +2,7 @@
 // headers webhook-id, webhook-timestamp and webhook-signature, the signature being
 // `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` keyed with the base64 part of the whsec_ secret.
 // During a secret's rotation several signatures come space-separated; any one that matches will do.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 
 /** What verifyWebhook refused, with what was wrong in its message. */
 export class WebhookVerificationError extends Error {
@@ -121,18 +121,42 @@ export function verifyWebhook<T = unknown>(
   }
 }
 
+/** Options of generateTestHeaders. */
+export interface TestHeadersOptions {
+  /** The webhook-id header (default: the payload's string `id`, else a new random `evt_test_…` id). */
+  id?: string;
+  /** The webhook-timestamp header, in seconds since the epoch (default: now). */
+  timestamp?: number;
+}
+
+/** The payload's own `id` when it is a string: the event id, which webhook-id carries. */
+function idOf(payload: unknown): string | undefined {
+  let value = payload;
+  if (typeof payload === 'string') {
+    try {
+      value = JSON.parse(payload);
+    } catch {
+      return undefined; // a body that is not JSON has no id of its own
+    }
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const id = (value as { id?: unknown }).id;
+  return typeof id === 'string' ? id : undefined;
+}
+
 /**
  * Headers a webhook of `payload` would carry, signed with `secret`, for a merchant's own tests of their
  * receiver. `payload` is sent as is when a string, else as JSON.stringify(payload); the body to send is
- * answered with the headers.
+ * answered with the headers. webhook-id is the event id, as in a real delivery: `options.id`, else the
+ * payload's `id`, else a random id, so two calls never share one by accident.
  */
 export function generateTestHeaders(
   payload: unknown,
   secret: string,
-  options: { id?: string; timestamp?: number } = {},
+  options: TestHeadersOptions = {},
 ): { body: string; headers: Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string> } {
   const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
-  const id = options.id ?? `evt_test_${Date.now().toString(36)}`;
+  const id = options.id ?? idOf(payload) ?? `evt_test_${randomUUID().replaceAll('-', '')}`;
   const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
   return {
     body,

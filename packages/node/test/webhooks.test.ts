@@ -34,6 +34,27 @@ test('generateTestHeaders signs what the Standard Webhooks package verifies', ()
   assert.deepEqual(verifyWebhook(body, headers, key), event);
 });
 
+test("generateTestHeaders: webhook-id is the payload's id, as in a real delivery; else a new one each call", () => {
+  const key = secret();
+  assert.equal(generateTestHeaders(event, key).headers['webhook-id'], 'evt_1');
+  assert.equal(
+    generateTestHeaders(JSON.stringify(event), key).headers['webhook-id'],
+    'evt_1',
+    'a string payload',
+  );
+  assert.equal(generateTestHeaders(event, key, { id: 'evt_other' }).headers['webhook-id'], 'evt_other');
+  // Without an id of its own, each call has its own, even many in the same millisecond.
+  for (const payload of [{ type: 'group.funded' }, { id: 7 }, 'not json', null]) {
+    const made = Array.from({ length: 50 }, () => generateTestHeaders(payload, key).headers['webhook-id']);
+    assert.equal(new Set(made).size, made.length, `${JSON.stringify(payload)}: ${made[0]}`);
+    assert.match(made[0] as string, /^evt_test_[0-9a-f]{32}$/);
+  }
+  const at = Math.floor(Date.now() / 1000) - 60;
+  const { body, headers } = generateTestHeaders(event, key, { timestamp: at });
+  assert.equal(headers['webhook-timestamp'], String(at));
+  assert.deepEqual(verifyWebhook(body, headers, key), event);
+});
+
 test('during a rotation two signatures come space-separated: either secret verifies', () => {
   const [oldKey, newKey] = [secret(), secret()];
   const { body, headers } = generateTestHeaders(event, oldKey, { id: 'evt_2' });

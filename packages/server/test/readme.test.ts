@@ -195,6 +195,16 @@ describe('README.md', () => {
       // A price the catalogue does not have is not signed.
       const cheap = { ...cart, items: [{ ...cart.items[0], unit_price: 100 }], total: 100 };
       assert.equal((await sign(cheap)).status, 400);
+      // A malformed body is answered 400 with a JSON error, and the server goes on answering.
+      for (const body of ['not json', '{"cart":{}}', 'null', '{"cart":{"items":[null]}}']) {
+        const refused = await fetch(`${url}/api/cart/sign`, { method: 'POST', body });
+        assert.equal(refused.status, 400, body);
+        assert.equal(typeof ((await refused.json()) as { error?: unknown }).error, 'string', body);
+      }
+      const unsigned = await fetch(`${url}/webhooks/group-checkout`, { method: 'POST', body: 'not json' });
+      assert.equal(unsigned.status, 400);
+      assert.equal(typeof ((await unsigned.json()) as { error?: unknown }).error, 'string');
+      assert.equal((await sign(cart)).status, 200, `still answering after bad requests: ${said}`);
 
       const funded = generateTestHeaders(
         { id: 'evt_1', type: 'group.funded', data: { order_ref: 'ORD-7' } },
@@ -205,6 +215,10 @@ describe('README.md', () => {
       assert.equal((await hook(funded.headers)).status, 200);
       for (let i = 0; i < 40 && !said.includes('ORD-7'); i++) await sleep(25);
       assert.match(said, /order ORD-7 is paid: ship it/);
+      // Delivery is at least once: the same event again is answered 200 and not applied again.
+      assert.equal((await hook(funded.headers)).status, 200);
+      await sleep(200);
+      assert.equal(said.match(/order ORD-7 is paid/g)?.length, 1, said);
       const forged = generateTestHeaders(
         { id: 'evt_2', type: 'group.funded' },
         `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
