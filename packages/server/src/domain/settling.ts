@@ -24,6 +24,8 @@ export interface AttemptFacts {
   clientSecret: string | null;
   /** Why it failed, as recorded. */
   error?: string | null;
+  /** A refund the processor took but has not finished. */
+  pending?: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -272,7 +274,14 @@ export function refundsOf(
       id: done?.processorId ?? (blocked ? (last?.processorId ?? null) : null),
       memberId: m.id,
       amountCents: payment.amountCents,
-      status: done ? 'succeeded' : last && last.state !== 'started' ? 'failed' : 'pending',
+      // Taken but not finished at the processor (a card refund it answered pending) is pending still.
+      status: done
+        ? done.pending
+          ? 'pending'
+          : 'succeeded'
+        : last && last.state !== 'started'
+          ? 'failed'
+          : 'pending',
       failureReason: blocked ? (last?.error ?? null) : null,
     });
   }

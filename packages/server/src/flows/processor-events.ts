@@ -18,7 +18,12 @@ import {
   markProcessorEventFailed,
   markProcessorEventHandled,
 } from '../store/processor-events.ts';
-import { recordDisputeClosed, recordDisputeOpened, recordRefundFailure } from './record.ts';
+import {
+  recordDisputeClosed,
+  recordDisputeOpened,
+  recordRefundConfirmed,
+  recordRefundFailure,
+} from './record.ts';
 import { settleFromProcessor, settleIfDue } from './settle.ts';
 
 /** How long a process holds an event it is handling before another may take it over. */
@@ -127,6 +132,11 @@ async function handle(deps: Deps, event: ProcessorEvent): Promise<void> {
           },
           'a refund failed after the processor took it: an operator must return the money (docs/operations.md#a-refund-failed)',
         );
+      return;
+    }
+    case 'refund.succeeded': {
+      const refund = (await listAttemptsByProcessorId(db, event.refundId)).find((a) => a.kind === 'refund');
+      if (refund) await recordRefundConfirmed(deps, refund);
       return;
     }
     case 'dispute.opened': {

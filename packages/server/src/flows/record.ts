@@ -38,6 +38,7 @@ import {
   type Attempt,
   type AttemptResult,
   awaitAuthentication,
+  confirmTakenRefund,
   failTakenRefund,
   findAttempt,
   listLiveAttempts,
@@ -128,6 +129,7 @@ function resultOf(outcome: Exclude<Outcome, { status: 'unknown' | 'action_requir
         processorId: outcome.processorId,
         cardBrand: outcome.card?.brand,
         cardLast4: outcome.card?.last4,
+        pending: outcome.pending,
       };
     case 'declined':
       return {
@@ -493,6 +495,20 @@ export async function recordRefundFailure(deps: Deps, refund: Attempt, reason: s
     );
     await scheduleSettlement(deps, trx, state, now);
     return true;
+  });
+}
+
+/**
+ * A refund the processor took pending has reached the card: it is listed succeeded from now on. Nothing
+ * else changes (the member was refunded, the ledger booked and the event sent when it was taken). Answers
+ * whether it was a pending refund.
+ */
+export async function recordRefundConfirmed(deps: Deps, refund: Attempt): Promise<boolean> {
+  const now = deps.clock.now();
+  return deps.db.kysely.transaction().execute(async (trx) => {
+    // Under the session's lock, as every change to its money is; the lock also tells the read caches.
+    if (!(await lockSession(trx, refund.sessionId, now))) return false;
+    return confirmTakenRefund(trx, refund.id, now);
   });
 }
 

@@ -350,9 +350,16 @@ export function createSandboxProcessor(db: Db, clock: Clock): PaymentProcessor {
             );
           }
         }
+        // A refund of card 4000000000005126 is taken pending, as Stripe answers a card refund, until it fails.
+        const pending = kind === 'refund' && facts.refundsFail === true;
         stored = {
           ...stored,
-          outcome: { status: 'succeeded', processorId: id, amountCents: request.amountCents },
+          outcome: {
+            status: 'succeeded',
+            processorId: id,
+            amountCents: request.amountCents,
+            ...(pending && { pending: true }),
+          },
         };
         return keep(
           trx,

@@ -416,6 +416,7 @@ function outcomeOf(kind: OperationKind, result: Answer): Outcome {
           status: 'succeeded',
           processorId: id,
           amountCents: fromStripeAmount(refund.currency, refund.amount),
+          pending: refund.status === 'pending',
         };
       }
       if (refund.status === 'failed' || refund.status === 'canceled') {
@@ -618,6 +619,8 @@ function eventOf(event: Stripe.Event): ProcessorEvent | null {
     case 'refund.failed':
     case 'charge.refund.updated': {
       const refund = event.data.object;
+      if (refund.status === 'succeeded')
+        return { id: event.id, type: 'refund.succeeded', refundId: refund.id };
       if (refund.status !== 'failed') return null;
       return {
         id: event.id,

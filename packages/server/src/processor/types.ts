@@ -83,7 +83,17 @@ export type OperationKind = Operation['kind'];
  *   or fails it, or it is abandoned (cancelOpen).
  */
 export type Outcome =
-  | { status: 'succeeded'; processorId: string; amountCents: number; card?: CardFacts }
+  | {
+      status: 'succeeded';
+      processorId: string;
+      amountCents: number;
+      card?: CardFacts;
+      /**
+       * A refund the processor took but has not finished (Stripe's `pending`: the money is on its way back
+       * to the card). It is listed `pending` until the processor says it succeeded or failed.
+       */
+      pending?: boolean;
+    }
   | { status: 'action_required'; processorId: string; clientSecret: string; card?: CardFacts }
   | { status: 'declined'; declineCode: DeclineCode; message: string; card?: CardFacts }
   | {
@@ -174,11 +184,13 @@ export interface PaymentProcessor {
  * Something the processor tells us after the fact (Stripe's webhooks; the sandbox's own), as flows read it:
  * - `payment.updated`: a payment's state changed (succeeded, failed, authentication done): read it again.
  * - `refund.failed`: a refund it had taken failed later (the card was closed, say).
+ * - `refund.succeeded`: a refund it had taken, still pending then, reached the card.
  * - `dispute.opened` / `dispute.closed`: a payer disputed a charge with their bank (a chargeback).
  */
 export type ProcessorEvent = { id: string } & (
   | { type: 'payment.updated'; paymentId: string; key: string | null }
   | { type: 'refund.failed'; refundId: string; reason: string }
+  | { type: 'refund.succeeded'; refundId: string }
   | { type: 'dispute.opened'; dispute: DisputeFacts }
   | { type: 'dispute.closed'; dispute: DisputeFacts }
 );

@@ -29,6 +29,8 @@ export interface Attempt {
   error: string | null;
   /** Set once the processor asked the payer to authenticate the payment (3-D Secure): their page needs it. */
   clientSecret: string | null;
+  /** A refund the processor took but has not finished (docs/decisions.md#refunds-that-fail-after-they-were-taken). */
+  pending: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -54,6 +56,7 @@ function toAttempt(row: Selectable<AttemptsTable>): Attempt {
     declineCode: row.decline_code,
     error: row.error,
     clientSecret: row.client_secret,
+    pending: Number(row.processor_pending) === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -86,6 +89,7 @@ export function startedAttempt(
     declineCode: null,
     error: null,
     clientSecret: null,
+    pending: false,
     createdAt: now,
     updatedAt: now,
     ...fields,
@@ -113,6 +117,7 @@ const insertQuery = prepared((db, a: Attempt) =>
     decline_code: a.declineCode,
     error: a.error,
     client_secret: a.clientSecret,
+    processor_pending: a.pending ? 1 : 0,
     created_at: a.createdAt,
     updated_at: a.updatedAt,
   }),
@@ -129,6 +134,8 @@ export interface AttemptResult {
   cardLast4?: string | null;
   declineCode?: string | null;
   error?: string | null;
+  /** A refund taken but not finished at the processor. */
+  pending?: boolean;
 }
 
 /**
@@ -151,6 +158,7 @@ export async function settleAttempt(
     cardLast4: result.cardLast4 ?? null,
     declineCode: result.declineCode ?? null,
     error: result.error ?? null,
+    pending: result.pending === true ? 1 : 0,
     now,
   });
   return row && toAttempt(row);
@@ -168,6 +176,7 @@ const settleQuery = prepared(
       cardLast4: string | null;
       declineCode: string | null;
       error: string | null;
+      pending: number;
       now: number;
     },
   ) =>
@@ -182,6 +191,7 @@ const settleQuery = prepared(
         card_last4: eb.fn.coalesce(eb.val(p.cardLast4), eb.ref('card_last4')),
         decline_code: p.declineCode,
         error: p.error,
+        processor_pending: p.pending,
         updated_at: p.now,
       }))
       .where('session_id', '=', p.sessionId)
@@ -237,6 +247,22 @@ export async function failTakenRefund(
     .returningAll()
     .executeTakeFirst();
   return row && toAttempt(row);
+}
+
+/**
+ * A refund the processor took pending and now reports done: it is no longer pending. Answers whether it
+ * was a pending refund that succeeded (a second report, or one for a refund that failed, changes nothing).
+ */
+export async function confirmTakenRefund(trx: Executor, attemptId: string, now: number): Promise<boolean> {
+  const result = await trx
+    .updateTable('attempts')
+    .set({ processor_pending: 0, updated_at: now })
+    .where('id', '=', attemptId)
+    .where('kind', '=', 'refund')
+    .where('state', '=', 'succeeded')
+    .where('processor_pending', '=', 1)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 /** Attempts that name `processorId` (the processor's id of a payment, refund or transfer), oldest first. */

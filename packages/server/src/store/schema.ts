@@ -212,6 +212,8 @@ export interface AttemptsTable {
    * hands the processor's script. Kept once the attempt is settled, as the record that it asked.
    */
   client_secret: string | null;
+  /** 1 while a refund the processor took has not finished there (its `pending`), else 0. */
+  processor_pending: Generated<number>;
   created_at: number;
   updated_at: number;
 }

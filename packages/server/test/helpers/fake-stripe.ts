@@ -93,6 +93,10 @@ export interface FakeStripe {
   authenticate(paymentIntentId: string, outcome: 'succeed' | 'fail'): Json;
   /** A refund Stripe took fails later (the card was closed): status failed, the charge whole again. */
   failRefund(refundId: string, reason?: string): Json;
+  /** The status new refunds are answered with: `succeeded` (the default), or `pending` as card refunds often are. */
+  refundStatus: 'succeeded' | 'pending';
+  /** A refund Stripe took pending reaches the card: status succeeded. */
+  succeedRefund(refundId: string): Json;
   /** The payer's bank opens a dispute on the PaymentIntent's charge, for all of it. */
   openDispute(paymentIntentId: string, reason?: string): Json;
   /** The card network decides a dispute. */
@@ -444,7 +448,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       charge: charge.id,
       payment_intent: piId,
       metadata: p.metadata ?? {},
-      status: 'succeeded',
+      status: fake.refundStatus,
     };
     objects.set(refund.id, refund);
     return { ...refund };
@@ -745,6 +749,13 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     return { ...refund };
   };
 
+  const succeedRefund = (id: string): Json => {
+    const refund = objects.get(id);
+    if (refund?.object !== 'refund') throw new Error(`no refund ${id}`);
+    refund.status = 'succeeded';
+    return { ...refund };
+  };
+
   const openDispute = (piId: string, reason = 'fraudulent'): Json => {
     const pi = paymentIntent(piId);
     const charge = objects.get(pi.latest_charge as string);
@@ -771,7 +782,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     return { ...dispute };
   };
 
-  return {
+  const fake: FakeStripe = {
     host: '127.0.0.1',
     port,
     requests,
@@ -779,6 +790,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     all,
     authenticate,
     failRefund,
+    refundStatus: 'succeeded',
+    succeedRefund,
     openDispute,
     closeDispute,
     misbehave: (rule) => {
@@ -790,4 +803,5 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+  return fake;
 }

@@ -173,7 +173,12 @@ for (const dialect of DIALECTS) {
         key: t.merchant.secretKey,
       });
       assert.equal(cancelled.status, 200, cancelled.text);
-      assert.equal(cancelled.body.refunds[0].status, 'succeeded', 'the processor took the refund');
+      // Taken, as Stripe takes a card refund: pending until the processor says how it ended.
+      assert.equal(cancelled.body.refunds[0].status, 'pending', 'the processor took the refund, pending');
+      assert.match(cancelled.body.refunds[0].id, /^re_/);
+      const taken = await merchantSession(t, g.created.session_id);
+      assert.equal(taken.refunds[0].status, 'pending');
+      assert.equal(taken.group.members[1].status, 'refunded', 'the refund is on its way to the card');
       await assertReconciled(t);
 
       clock.advance(2_000);

@@ -152,6 +152,37 @@ for (const dialect of DIALECTS) {
       await assertReconciled(t);
     });
 
+    test('a refund Stripe answers pending is listed pending until refund.updated says it succeeded', async () => {
+      const g = await equalGroup(t, ['Ada', 'Ben']);
+      assert.equal((await payWith(g.shares[1].shareId, 'pm_card_visa')).status, 200);
+      fake.refundStatus = 'pending';
+      try {
+        const cancel = await t.request('POST', `/v1/sessions/${g.created.session_id}/cancel`, {
+          key: t.merchant.secretKey,
+        });
+        assert.equal(cancel.status, 200, cancel.text);
+        assert.equal(cancel.body.refunds[0].status, 'pending');
+        assert.match(cancel.body.refunds[0].id, /^re_/);
+        let view = await merchantSession(t, g.created.session_id);
+        assert.equal(view.refunds[0].status, 'pending');
+        assert.equal(view.group.members[1].status, 'refunded');
+        await assertReconciled(t);
+        const refund = fake.succeedRefund(cancel.body.refunds[0].id);
+        assert.equal((await send(stripeEvent('refund.updated', refund))).status, 200);
+        view = await merchantSession(t, g.created.session_id);
+        assert.equal(view.refunds[0].status, 'succeeded');
+        assert.equal(view.group.members[1].status, 'refunded');
+        // Told again (Stripe sends charge.refund.updated too): nothing changes, nothing is sent.
+        const before = await eventRows(t, g.created.session_id);
+        assert.equal((await send(stripeEvent('charge.refund.updated', refund))).status, 200);
+        assert.equal((await merchantSession(t, g.created.session_id)).refunds[0].status, 'succeeded');
+        assert.deepEqual(await eventRows(t, g.created.session_id), before);
+        await assertReconciled(t);
+      } finally {
+        fake.refundStatus = 'succeeded';
+      }
+    });
+
     test('a dispute opened and closed by its webhooks, in either order', async () => {
       const g = await equalGroup(t, ['Ada', 'Ben']);
       assert.equal((await payWith(g.shares[1].shareId, 'pm_card_visa')).status, 200);

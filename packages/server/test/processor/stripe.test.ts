@@ -215,11 +215,16 @@ test('refund: a Refund of the PaymentIntent, with the amount, our ids and its ow
   });
   assert.equal(sent.idempotencyKey, request.key);
   const [refund] = fake.all('refund');
-  assert.deepEqual(outcome, { status: 'succeeded', processorId: refund?.id, amountCents: 2_550 });
+  assert.deepEqual(outcome, {
+    status: 'succeeded',
+    processorId: refund?.id,
+    amountCents: 2_550,
+    pending: false,
+  });
   assert.match(outcome.processorId, /^re_/);
 });
 
-test('refund: pending is on its way back (succeeded); failed and canceled are failed; an odd status is unknown', async (t) => {
+test('refund: pending is taken and on its way back (succeeded, pending); failed and canceled are failed; an odd status is unknown', async (t) => {
   const cases: [string, Outcome['status']][] = [
     ['succeeded', 'succeeded'],
     ['pending', 'succeeded'],
@@ -234,6 +239,7 @@ test('refund: pending is on its way back (succeeded); failed and canceled are fa
     fake.misbehave({ method: 'POST', path: /^\/v1\/refunds$/, answer: { kind: 'patch', patch: { status } } });
     const outcome = await processor.refund(followUp(pi));
     assert.equal(outcome.status, expected, `refund status ${status}: ${JSON.stringify(outcome)}`);
+    if (outcome.status === 'succeeded') assert.equal(outcome.pending, status === 'pending');
   }
 });
 
@@ -822,7 +828,7 @@ describe("Stripe's webhooks, verified on the raw body and read", () => {
     assert.throws(unconfigured, /STRIPE_WEBHOOK_SECRET is not set/);
   });
 
-  test('refunds that failed, disputes opened and closed; other types are null', async (t) => {
+  test('refunds that failed or reached the card, disputes opened and closed; other types are null', async (t) => {
     const read = async (type: string, object: Record<string, unknown>) => {
       const body = JSON.stringify(stripeEvent(type, object, 'evt_x'));
       return (await parse(t, body, stripeSignature(body)))();
@@ -836,7 +842,12 @@ describe("Stripe's webhooks, verified on the raw body and read", () => {
       }),
       { id: 'evt_x', type: 'refund.failed', refundId: 're_1', reason: 'lost_or_stolen_card' },
     );
-    assert.equal(await read('refund.updated', { id: 're_1', object: 'refund', status: 'succeeded' }), null);
+    assert.deepEqual(await read('refund.updated', { id: 're_1', object: 'refund', status: 'succeeded' }), {
+      id: 'evt_x',
+      type: 'refund.succeeded',
+      refundId: 're_1',
+    });
+    assert.equal(await read('refund.updated', { id: 're_1', object: 'refund', status: 'pending' }), null);
     const dispute = {
       id: 'du_1',
       object: 'dispute',

@@ -139,7 +139,7 @@ function attemptsTable(attempts: readonly Attempt[]): Html {
   return html`<div class="scroll"><table><thead><tr><th scope="col">Kind</th><th scope="col">Processor id</th><th scope="col" class="num">Amount</th><th scope="col">State</th><th scope="col">Card</th><th scope="col">At</th></tr></thead>
 <tbody>${attempts.map(
     (a) =>
-      html`<tr><td>${a.kind}</td><td class="mono">${a.processorId ?? '—'}</td><td class="num">${money(a.amountCents, a.currency)}</td><td>${statusBadge(a.state)}${a.declineCode ? html`<br><span class="small">${a.declineCode}</span>` : ''}</td><td>${a.cardBrand ? `${a.cardBrand} ···· ${a.cardLast4 ?? ''}` : '—'}</td><td>${when(a.createdAt)}</td></tr>`,
+      html`<tr><td>${a.kind}</td><td class="mono">${a.processorId ?? '—'}</td><td class="num">${money(a.amountCents, a.currency)}</td><td>${statusBadge(a.pending ? 'pending' : a.state)}${a.declineCode ? html`<br><span class="small">${a.declineCode}</span>` : ''}</td><td>${a.cardBrand ? `${a.cardBrand} ···· ${a.cardLast4 ?? ''}` : '—'}</td><td>${when(a.createdAt)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 

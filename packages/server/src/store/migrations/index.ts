@@ -16,6 +16,7 @@ import * as mails from './2026_11_29_0100_mails.ts';
 import * as apiRequestLog from './2026_11_29_0200_api_request_log.ts';
 import * as reconcileWatermark from './2026_11_30_0000_reconcile_watermark.ts';
 import * as lastSessionAt from './2026_11_30_0100_last_session_at.ts';
+import * as refundPending from './2026_12_01_0000_refund_pending.ts';
 
 const migrations: Record<string, Migration> = {
   '2026_11_21_0000_foundation': foundation,
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '2026_11_29_0200_api_request_log': apiRequestLog,
   '2026_11_30_0000_reconcile_watermark': reconcileWatermark,
   '2026_11_30_0100_last_session_at': lastSessionAt,
+  '2026_12_01_0000_refund_pending': refundPending,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
