@@ -73,7 +73,7 @@ const result = spawnSync(
   [
     '--test',
     '--test-concurrency=3',
-    // Per test file as well as per test: the crash suites restart the server twenty times, and the
+    // Per test file as well as per test: the crash suites restart the server again and again, and the
     // browser suites that run axe and take screenshots of every page in both themes took 4½ minutes on
     // a loaded machine (about one on a quiet one). A hang still ends, and is named, within ten minutes.
     '--test-timeout=600000',
