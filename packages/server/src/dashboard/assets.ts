@@ -1,5 +1,5 @@
 // The dashboard's stylesheet (docs/dashboard.md): minified with esbuild once per process, kept in memory
-// with its gzip and brotli forms, served under a name carrying a hash of its content. The dashboard has
+// (its gzip and brotli forms made on first use: pages/compressed.ts), served under a name carrying a hash of its content. The dashboard has
 // no script: every page is a document and every change a form.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
