@@ -1,6 +1,5 @@
 // Opens what a process needs from its configuration: database (migrated), Redis, mailer, logger.
 // Used by main.ts, the CLI and the tests, so all three run the same wiring.
-import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
@@ -76,9 +75,14 @@ export async function openRuntime(
     await db.close();
     throw error;
   }
-  // Redis only shares counters: while it is away, limits fail open and the API keeps answering.
+  // Redis only shares counters: while it is away, limits fail open and the API keeps answering. ioredis is
+  // loaded only when REDIS_URL is set, like the stripe package (docs/decisions.md#the-stripe-package-loads-with-stripe).
   const redis = config.redisUrl
-    ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true })
+    ? new (await import('ioredis')).Redis(config.redisUrl, {
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        lazyConnect: true,
+      })
     : undefined;
   redis?.on('error', (error) => logger.warn({ err: error.message }, 'redis error'));
   await redis

@@ -1,8 +1,8 @@
 // Outgoing mail through nodemailer: to SMTP_URL when set; otherwise each message is rendered to an
 // .eml file under the outbox folder and summarised in the log, so the sandbox shows what would be sent.
+// nodemailer is loaded with the first message: a process that sends none starts without it.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 
 interface MailMessage {
@@ -34,18 +34,24 @@ export function createMailer(options: {
     // Reminders are sent while the API request waits, so a mail server that does not answer must fail
     // within seconds, not nodemailer's default minutes. Options in the URL's query (ignoreTLS=true for a
     // local server without TLS, greetingTimeout=…, tls.rejectUnauthorized=false) take precedence.
-    const transport = nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS });
+    const transport = lazyTransport((mailer) => mailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS }));
     return {
       async send({ messageId, ...message }) {
-        await transport.sendMail({ from, ...message, ...(messageId && { messageId: `<${messageId}>` }) });
+        await (await transport.get()).sendMail({
+          from,
+          ...message,
+          ...(messageId && { messageId: `<${messageId}>` }),
+        });
       },
-      close: () => transport.close(),
+      close: transport.close,
     };
   }
-  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  const transport = lazyTransport((mailer) =>
+    mailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }),
+  );
   return {
     async send({ messageId, ...message }) {
-      const info = await transport.sendMail({
+      const info = await (await transport.get()).sendMail({
         from,
         ...message,
         ...(messageId && { messageId: `<${messageId}>` }),
@@ -58,6 +64,20 @@ export function createMailer(options: {
         'mail written to outbox (no SMTP_URL)',
       );
     },
-    close: () => transport.close(),
+    close: transport.close,
+  };
+}
+
+/** A nodemailer transport made, and nodemailer loaded, on the first message; close() closes it if made. */
+function lazyTransport<T extends { close(): void }>(make: (mailer: typeof import('nodemailer')) => T) {
+  let made: Promise<T> | undefined;
+  return {
+    get(): Promise<T> {
+      made ??= import('nodemailer').then((loaded) => make(loaded.default));
+      return made;
+    },
+    close(): void {
+      made?.then((transport) => transport.close()).catch(() => undefined);
+    },
   };
 }
