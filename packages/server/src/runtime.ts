@@ -76,7 +76,7 @@ export async function openRuntime(
     throw error;
   }
   // Redis only shares counters: while it is away, limits fail open and the API keeps answering. ioredis is
-  // loaded only when REDIS_URL is set, like the stripe package (docs/decisions.md#the-stripe-package-loads-with-stripe).
+  // loaded only when REDIS_URL is set (docs/decisions.md#the-stripe-package-loads-with-stripe).
   const redis = config.redisUrl
     ? new (await import('ioredis')).Redis(config.redisUrl, {
         maxRetriesPerRequest: 1,

@@ -1,6 +1,6 @@
 // The dashboard's stylesheet (docs/dashboard.md): minified with esbuild once per process, kept in memory
-// (its gzip and brotli forms made on first use: pages/compressed.ts), served under a name carrying a hash of its content. The dashboard has
-// no script: every page is a document and every change a form.
+// (its gzip and brotli forms made on first use: pages/compressed.ts), served under a name carrying a hash
+// of its content. The dashboard has no script: every page is a document and every change a form.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';

@@ -1,7 +1,7 @@
 // The hosted pages' scripts and styles (docs/architecture.md#hosted-pages): built from TypeScript and CSS
 // with esbuild once per process, the first time the pages plugin is registered, kept in memory (their
-// gzip and brotli forms made on first use: pages/compressed.ts), and served under names that carry a hash of their content, so a browser may keep
-// them for a year and a new build is a new URL.
+// gzip and brotli forms made on first use: pages/compressed.ts), and served under names that carry a hash
+// of their content, so a browser may keep them for a year and a new build is a new URL.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';

@@ -2,7 +2,8 @@
 // and gzip the first time a client asks for that encoding, kept, and answered in the encoding the client
 // accepts, or 304 when it has it already. One weak ETag for all three bodies: they are the same file.
 // Compressing on first use rather than at start-up keeps brotli at its best quality (the files are cached
-// for a year) off the start of every process that never serves them (docs/decisions.md#assets-compressed-on-first-use).
+// for a year) off the start of every process that never serves them
+// (docs/decisions.md#assets-compressed-on-first-use).
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
