@@ -1,7 +1,8 @@
 // Which payment processor a process uses (docs/decisions.md#payments): Stripe when STRIPE_SECRET_KEY is
 // set, the built-in sandbox otherwise. The server and the CLI (reconcile) choose through this one function.
 // The `stripe` package (some 200 modules) is loaded only when Stripe is the processor: a sandbox process,
-// and every CLI command but reconcile, starts without it (docs/decisions.md#the-stripe-package-loads-with-stripe).
+// and every CLI command but reconcile, starts without it
+// (docs/decisions.md#the-stripe-package-loads-with-stripe).
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../store/db.ts';
