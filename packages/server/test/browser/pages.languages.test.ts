@@ -161,8 +161,7 @@ describe('the member pages in every language (Chromium)', () => {
       await payOk(t, other);
       const group = await open(joinUrl);
       await check(group, lang, data, "group's page");
-      const missing = await open(`${t.baseUrl}/s/shr_nothing_here`).catch(() => undefined);
-      if (missing) await check(missing, lang, data, 'refusal');
+      await check(await open(`${t.baseUrl}/s/shr_nothing_here`), lang, data, 'refusal');
     });
   }
 
