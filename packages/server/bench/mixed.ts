@@ -45,10 +45,15 @@ export interface WritesDone {
   skipped: number;
 }
 
+/** The writes sent beside the polls (BENCH_MIXED_KINDS): both by default. */
+export const WRITE_KINDS = ['create', 'pay'] as const;
+export type WriteKind = (typeof WRITE_KINDS)[number];
+
 /**
- * Sends one create and one pay every 1000 / `perSecond` ms until stopped, each request on its own (a
- * tick whose predecessors are still in flight past a limit is skipped and counted, so a slow server is
- * not buried under a queue). `stop` waits for the requests in flight and answers what was done.
+ * Sends one create and one pay (or only the `kinds` given) every 1000 / `perSecond` ms until stopped, each
+ * request on its own (a tick whose predecessors are still in flight past a limit is skipped and counted,
+ * so a slow server is not buried under a queue). `stop` waits for the requests in flight and answers what
+ * was done.
  */
 export function startWrites(
   baseUrl: string,
@@ -56,6 +61,7 @@ export function startWrites(
   pays: SharePool,
   payBody: string,
   perSecond: number,
+  kinds: readonly WriteKind[] = WRITE_KINDS,
 ): { stop: () => Promise<WritesDone> } {
   const done: WritesDone = { creates: 0, pays: 0, failed: 0, skipped: 0 };
   const inFlight = new Set<Promise<void>>();
@@ -73,13 +79,15 @@ export function startWrites(
     inFlight.add(request);
   };
   const payHeaders = { 'content-type': 'application/json' };
+  // No writes (BENCH_MIXED_WRITES=0): the polls alone, over the same sessions.
+  if (perSecond <= 0 || kinds.length === 0) return { stop: async () => done };
   const timer = setInterval(() => {
     if (inFlight.size > 200) {
       done.skipped++;
       return;
     }
-    send('/v1/sessions', create.headers, create.body, 'creates');
-    send(pays.path(), payHeaders, payBody, 'pays');
+    if (kinds.includes('create')) send('/v1/sessions', create.headers, create.body, 'creates');
+    if (kinds.includes('pay')) send(pays.path(), payHeaders, payBody, 'pays');
   }, 1000 / perSecond);
   return {
     async stop() {

@@ -12,7 +12,9 @@
 // (bench/postgres.ts and reference-pg.ts, BENCH_ONLY=postgres; BENCH_PG_SECONDS (8) per measurement there,
 // BENCH_PG_PAY_RATE (600) sizes its shares, BENCH_PG_TARGETS=create,get,pay; with BENCH_CPU_PROF=1 a
 // profile of every process in data/bench-prof/<process>/), BENCH_MIXED_WRITES (100): creates and
-// as many pays a second beside the `mixed` GETs (bench/mixed.ts), over BENCH_MIXED_SESSIONS (1000), BENCH_PAY_RATE (3000): the most req/s a pay
+// as many pays a second beside the `mixed` GETs (bench/mixed.ts; 0 for none), BENCH_MIXED_KINDS (create,pay):
+// which of the two are sent, BENCH_MIXED_POLL_RATE (0: uncapped): the most GETs a second, so that with a
+// low cap the server's CPU is the writes', over BENCH_MIXED_SESSIONS (1000), BENCH_PAY_RATE (3000): the most req/s a pay
 // target is expected to reach, which sizes the shares made for it beforehand, BENCH_WEBHOOK_EVENTS (3000):
 // events delivered by the webhook benchmark (bench/webhooks.ts), BENCH_POSTGRES_URL (or TEST_DATABASE_URL):
 // a PostgreSQL server for the webhook benchmark's multi-process part (bench/webhooks-postgres.ts,
@@ -51,7 +53,14 @@ import {
 } from './dashboard-pages.ts';
 import { benchGroupSizes, type GroupSizeRow, groupSizeReport } from './growth.ts';
 import { benchTableSizes, type TableSizeRow, tableSizeReport } from './growth-postgres.ts';
-import { SessionCycle, seedPolled, startWrites, type WritesDone } from './mixed.ts';
+import {
+  SessionCycle,
+  seedPolled,
+  startWrites,
+  WRITE_KINDS,
+  type WriteKind,
+  type WritesDone,
+} from './mixed.ts';
 import { benchPages, type PagesBenchResult, pagesReport } from './pages.ts';
 import {
   benchPostgresHotPaths,
@@ -97,6 +106,16 @@ const WEBHOOK_EVENTS = envNumber('BENCH_WEBHOOK_EVENTS', 3000);
 const PAGE_RUNS = envNumber('BENCH_PAGE_RUNS', 20);
 const MIXED_WRITES = envNumber('BENCH_MIXED_WRITES', 100);
 const MIXED_SESSIONS = envNumber('BENCH_MIXED_SESSIONS', 1000);
+const MIXED_KINDS = (process.env.BENCH_MIXED_KINDS ?? WRITE_KINDS.join(','))
+  .split(',')
+  .filter((k): k is WriteKind => (WRITE_KINDS as readonly string[]).includes(k));
+/** Caps the `mixed` polls a second (0: as fast as the connections go); a low cap leaves the writes' CPU. */
+const MIXED_POLL_RATE = envNumber('BENCH_MIXED_POLL_RATE', 0);
+const MIXED_WRITES_LABEL =
+  (MIXED_KINDS.length === WRITE_KINDS.length
+    ? `${MIXED_WRITES}+${MIXED_WRITES} writes/s`
+    : `${MIXED_WRITES} ${MIXED_KINDS.map((k) => `${k}s`).join('')}/s`) +
+  (MIXED_POLL_RATE > 0 ? `, polls capped at ${MIXED_POLL_RATE}/s` : '');
 /** The PostgreSQL mode measures 12 loads (2 rounds × 3 targets × 2 sides): shorter ones keep it near 3 minutes. */
 const PG_SECONDS = envNumber('BENCH_PG_SECONDS', 8);
 const PG_PAY_RATE = envNumber('BENCH_PG_PAY_RATE', 600);
@@ -151,6 +170,8 @@ interface Target {
   pool?: { path(): string; used?: number; size?: number };
   /** Load run beside the measurement (from the warm-up to its end); answers what it did. */
   beside?: () => { stop: () => Promise<WritesDone> };
+  /** The most requests a second the load sends, all connections together (unset: as fast as they go). */
+  rate?: number;
 }
 
 interface Measurement {
@@ -508,7 +529,7 @@ async function main(): Promise<void> {
     },
     {
       name: 'mixed',
-      label: `GET over ${MIXED_SESSIONS} sessions, ${MIXED_WRITES}+${MIXED_WRITES} writes/s`,
+      label: `GET over ${MIXED_SESSIONS} sessions, ${MIXED_WRITES_LABEL}`,
       server: service,
       method: 'GET',
       path: '/v1/sessions/{id}',
@@ -521,7 +542,9 @@ async function main(): Promise<void> {
           mixedPays,
           PAY_BODY,
           MIXED_WRITES,
+          MIXED_KINDS,
         ),
+      rate: MIXED_POLL_RATE,
     },
     {
       name: 'mixed-reference',
@@ -538,7 +561,9 @@ async function main(): Promise<void> {
           mixedReferencePays,
           PAY_BODY,
           MIXED_WRITES,
+          MIXED_KINDS,
         ),
+      rate: MIXED_POLL_RATE,
     },
   ];
 
@@ -715,6 +740,7 @@ async function measure(target: Target): Promise<Measurement> {
     headers: target.headers,
     body: target.body,
     connections: CONNECTIONS,
+    ...(target.rate && { overallRate: target.rate }),
     // Each request takes the next share (autocannon builds the request again before each send).
     ...(pool && {
       requests: [{ setupRequest: (req: RequestParams) => ({ ...req, path: pool.path() }) }],
