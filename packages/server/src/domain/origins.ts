@@ -6,6 +6,9 @@
 /** What an origin may be made of before parsing: printable ASCII with no space, quote, `;`, `,` or `\`. */
 const ORIGIN_SHAPE = /^(https?):\/\/([A-Za-z0-9.\-[\]:]+)$/;
 
+/** One label of a host name: 1–63 letters, digits or hyphens, neither first nor last a hyphen. */
+const HOST_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** localhost, a name under .localhost, 127.x.y.z or [::1]. */
@@ -48,6 +51,10 @@ export function parseOrigin(raw: string | undefined, policy: OriginPolicy): Pars
   // rewrites); only a value that is already its own canonical form is taken, so what we store is what came.
   const canonical = url.origin;
   if (canonical === 'null' || canonical !== raw.toLowerCase()) return refuse('not a canonical origin');
+  // The parser also keeps names no DNS lookup can answer (`shop..example`, `-shop.example`): an origin
+  // typed so could never match a browser's, so it is refused rather than stored and silently unused.
+  if (!url.hostname.startsWith('[') && !url.hostname.split('.').every((label) => HOST_LABEL.test(label)))
+    return refuse('the host name has an empty label, or one that starts or ends with "-"');
   if (url.protocol === 'https:') return { ok: true, origin: canonical };
   if (policy === 'sandbox' && isLoopbackHost(url.hostname)) return { ok: true, origin: canonical };
   return refuse(

@@ -17,6 +17,8 @@ test('web origins are taken in canonical spelling; everything else is refused wi
     ['https://SHOP.Example', 'https://shop.example'],
     ['https://shop.example:8443', 'https://shop.example:8443'],
     ['https://xn--bcher-kva.example', 'https://xn--bcher-kva.example'],
+    ['https://my-shop.example', 'https://my-shop.example'],
+    [`https://${'a'.repeat(63)}.example`, `https://${'a'.repeat(63)}.example`],
     ['http://localhost:4100', 'http://localhost:4100'],
     ['http://127.0.0.1:4100', 'http://127.0.0.1:4100'],
     ['http://[::1]:4100', 'http://[::1]:4100'],
@@ -39,6 +41,11 @@ test('web origins are taken in canonical spelling; everything else is refused wi
     'ws://shop.example',
     'https://a@shop.example',
     `https://${'a'.repeat(260)}.example`,
+    'https://shop..example',
+    'https://.shop.example',
+    'https://-shop.example',
+    'https://shop-.example:8443',
+    `https://${'a'.repeat(64)}.example`,
   ]) {
     const parsed = parseOrigin(raw, 'sandbox');
     assert.equal(parsed.ok, false, String(raw));
