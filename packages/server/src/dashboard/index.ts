@@ -115,6 +115,8 @@ const REFUSALS: Partial<Record<ErrorCode, number>> = {
   webhook_limit_reached: 400,
   rate_limited: 429,
   upstream_error: 503,
+  // Refused before any route (http/refused-before-route.ts): a blocked address, a NUL in the URL.
+  ip_blocked: 403,
 };
 
 interface Signed {

@@ -12,7 +12,9 @@ import { refundsOf } from '../domain/settling.ts';
 import { diagnoseCartSignature } from '../domain/signature-check.ts';
 import { ServiceError } from '../errors.ts';
 import { recordEvent } from '../events/outbox.ts';
+import { CATALOGUES } from '../i18n/catalogues.ts';
 import { chooseLocale, type LocaleSetting } from '../i18n/locales.ts';
+import { translator } from '../i18n/translate.ts';
 import { ids, sha256 } from '../ids.ts';
 import { isUniqueViolation } from '../store/db.ts';
 import { insertMembers, type Member } from '../store/members.ts';
@@ -146,6 +148,8 @@ export async function createSession(
   const organizerToken = ids.organizerToken();
   const sessionId = ids.session();
   const expiryMs = group.config.expiryHours * HOUR_MS;
+  // The language the session's mail speaks: the organizer's, as they created it (docs/decisions.md#languages).
+  const mailLocale = chooseLocale(input.locale, input.acceptLanguage).lang;
   const draft: SessionRow = {
     id: sessionId,
     merchantId: merchant.id,
@@ -171,7 +175,7 @@ export async function createSession(
     consumerFeePpm: merchant.consumerFeePpm,
     chargeStep,
     locale: input.locale ?? 'auto',
-    mailLocale: chooseLocale(input.locale, input.acceptLanguage).lang,
+    mailLocale,
     organizerTokenHash: sha256(organizerToken),
     createdAt: now,
     updatedAt: now,
@@ -186,7 +190,8 @@ export async function createSession(
     sessionId,
     merchantId: merchant.id,
     position: 0,
-    name: input.customer?.name ?? 'Organizer',
+    // No name given: "Organizer" in the organizer's language, as every reader sees a name as it was given.
+    name: input.customer?.name ?? translator(CATALOGUES[mailLocale], mailLocale)('progress.organizerName'),
     email: input.customer?.email ?? null,
     amountCents: input.cart.total,
     basisPoints: null,

@@ -167,7 +167,7 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
     request: FastifyRequest,
     reply: FastifyReply,
     status: number,
-    kind: 'rateLimited' | 'failed' | 'incomplete' | 'invalid' | 'noShare',
+    kind: 'rateLimited' | 'failed' | 'incomplete' | 'invalid' | 'noShare' | 'blocked' | 'broken',
   ) => {
     const { lang, locale, t } = language(request);
     const title = t(`problem.${kind}`);
@@ -179,11 +179,17 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
     });
   };
 
-  // A page's refusals are pages too: too many requests, or a failure of ours, said in words.
+  // A page's refusals are pages too, said in words: too many requests, a blocked address (403), a link
+  // no page of ours makes (a NUL in it, or any other refusal of the request as sent: 400), or a failure
+  // of ours (500).
   app.setErrorHandler((error, request, reply) => {
-    if (error instanceof ServiceError && error.code === 'rate_limited') {
-      return problem(request, reply, 429, 'rateLimited');
-    }
+    const code = error instanceof ServiceError ? error.code : undefined;
+    if (code === 'rate_limited') return problem(request, reply, 429, 'rateLimited');
+    if (code === 'ip_blocked') return problem(request, reply, 403, 'blocked');
+    if (code === 'invalid_request') return problem(request, reply, 400, 'broken');
+    const status = code ? undefined : (error as { statusCode?: number }).statusCode;
+    if (status !== undefined && status >= 400 && status < 500)
+      return problem(request, reply, status, 'broken');
     request.log.error({ request_id: request.id, err: error }, 'page failed');
     return problem(request, reply, 500, 'failed');
   });

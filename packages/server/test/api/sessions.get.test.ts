@@ -92,6 +92,22 @@ for (const dialect of DIALECTS) {
       assert.equal(res.body.group.members[0].name, 'Organizer');
     });
 
+    test('an organizer created without a name is named in their language: the locale, else their browser', async () => {
+      const cart = { total: 100, currency: 'eur', items: [{ name: 'Pin', quantity: 1, unit_price: 100 }] };
+      const french = await createSession(t, { cart, extra: { locale: 'fr' } });
+      const german = await createSession(t, { cart, headers: { 'accept-language': 'de-AT, en;q=0.5' } });
+      const japanese = await createSession(t, {
+        cart,
+        extra: { locale: 'ja' },
+        headers: { 'accept-language': 'de' },
+      });
+      const named = await createSession(t, { cart, extra: { locale: 'fr' }, customer: { name: 'Ann' } });
+      const names = [];
+      for (const created of [french, german, japanese, named])
+        names.push((await get(created.session_id)).body.group.members[0].name);
+      assert.deepEqual(names, ['Organisateur', 'Organisator', '幹事', 'Ann']);
+    });
+
     test('an unknown id is 404 session_not_found', async () => {
       for (const id of ['gs_doesnotexist000000', 'x', `gs_${'a'.repeat(90)}`]) {
         const res = await get(id);

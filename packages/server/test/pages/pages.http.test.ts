@@ -111,6 +111,23 @@ describe('hosted pages over HTTP', () => {
     }
   });
 
+  test('a NUL anywhere in a page’s URL is a 400 page in words, not a failure of ours', async () => {
+    const { created, token } = await newSession(t);
+    for (const path of [
+      '/s/shr_%00',
+      '/s/%00',
+      `/session/${created.session_id}%00?access=${token}`,
+      `/session/${created.session_id}?access=at_%00`,
+      `/session/${created.session_id}?access=${token}&embed=1&parent_origin=%00`,
+    ]) {
+      const res = await get(path, { 'accept-language': 'fr' });
+      assert.equal(res.status, 400, path);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/html/, path);
+      assert.ok(res.text.includes('Ce lien ne fonctionne pas'), `${path}: said in the reader's language`);
+      assert.ok(!res.text.includes('Dinner for two'), `${path} shows nothing of the session`);
+    }
+  });
+
   test('the group token opens the group’s page: progress and joining an equal split, no organizer data', async () => {
     const group = await equalGroup(t, ['Ann', 'Bob']);
     const res = await get(`/session/${group.created.session_id}?access=${group.created.group_access_token}`);
@@ -244,6 +261,32 @@ describe('hosted pages past the read limit', () => {
     assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
     assert.ok(Number(res.headers.get('retry-after')) > 0);
     assert.match(await res.text(), /Too many requests[\s\S]*Wait a minute/);
+  });
+});
+
+describe('hosted pages, the SDK and the dashboard to a blocked address', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startPagesApp({ env: { IP_BLOCKLIST: '127.0.0.0/8, ::1/128' } });
+  });
+  after(() => t.close());
+
+  test('every page answers 403 in words, in the reader’s language; the API 403 ip_blocked', async () => {
+    const pages: [string, string][] = [
+      ['/s/shr_unknown000000000000000000', 'Zugriff gesperrt'],
+      ['/session/gs_unknown?access=at_nope', 'Zugriff gesperrt'],
+      ['/sdk/v1/group-checkout.js', 'Zugriff gesperrt'],
+      ['/dashboard/sessions', 'Requests from this IP address are blocked.'],
+    ];
+    for (const [path, words] of pages) {
+      const res = await t.request('GET', path, { headers: { 'accept-language': 'de' } });
+      assert.equal(res.status, 403, path);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/html/, path);
+      assert.ok(res.text.includes(words), `${path}: ${words}`);
+    }
+    const api = await t.request('GET', '/api/v1/session?access=at_nope');
+    assert.equal(api.status, 403);
+    assert.equal(api.body.code, 'ip_blocked');
   });
 });
 

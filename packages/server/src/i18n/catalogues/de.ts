@@ -44,6 +44,7 @@ export default {
   'progress.valueText': '{paid} von {total} bezahlt',
   'progress.line': '{paid} von {total} bezahlt · noch {pending} offen',
   'progress.organizer': '(Organisator)',
+  'progress.organizerName': 'Organisator',
   'finished.funded.heading': 'Danke – die Gruppe hat alles bezahlt',
   'finished.funded.organizer':
     'Alle Anteile sind bezahlt. Der Shop ist informiert und bereitet deine Bestellung vor.',
@@ -166,6 +167,11 @@ export default {
   'problem.invalidText': 'Der Zugangscode in diesem Link gilt nicht für diese Gruppe.',
   'problem.noShare': 'Diesen Anteil finden wir nicht',
   'problem.noShareText': 'Unter diesem Link gibt es keinen Anteil.',
+  'problem.blocked': 'Zugriff gesperrt',
+  'problem.blockedText':
+    'Dieser Dienst sperrt Anfragen aus deinem Netzwerk. Wenn du das für einen Fehler hältst, sag dem Shop Bescheid.',
+  'problem.broken': 'Dieser Link funktioniert nicht',
+  'problem.brokenText': 'Der Link ist beschädigt oder wurde unterwegs verändert.',
   'network.error':
     'Group Checkout ist nicht erreichbar. Prüfe deine Verbindung und versuche es erneut; nichts wird doppelt abgebucht.',
   'network.answered': 'Der Dienst antwortete mit {status}.',

@@ -49,6 +49,8 @@ export default {
   'progress.valueText': '{paid} of {total} paid',
   'progress.line': '{paid} paid of {total} · {pending} to go',
   'progress.organizer': '(organizer)',
+  // The organizer's name when the session was created without customer.name (flows/sessions.ts).
+  'progress.organizerName': 'Organizer',
   // A closed session
   'finished.funded.heading': 'Thank you — the group is fully paid',
   'finished.funded.organizer': 'Every share is paid. The shop has been told and will prepare your order.',
@@ -176,6 +178,11 @@ export default {
   'problem.invalidText': 'The access code in this link is not valid for this group.',
   'problem.noShare': 'We could not find this share',
   'problem.noShareText': 'There is no share at this link.',
+  'problem.blocked': 'Access is blocked',
+  'problem.blockedText':
+    'Requests from your network are blocked by this service. If you think this is a mistake, tell the shop.',
+  'problem.broken': 'This link does not work',
+  'problem.brokenText': 'The link is damaged, or it was changed on its way to you.',
   // Talking to the service
   'network.error':
     'We could not reach Group Checkout. Check your connection and try again; nothing is charged twice.',

@@ -44,6 +44,7 @@ export default {
   'progress.valueText': '{paid} pagados de {total}',
   'progress.line': '{paid} pagados de {total} · faltan {pending}',
   'progress.organizer': '(organizador)',
+  'progress.organizerName': 'Organizador',
   'finished.funded.heading': 'Gracias: el grupo lo ha pagado todo',
   'finished.funded.organizer': 'Todas las partes están pagadas. La tienda ya lo sabe y preparará tu pedido.',
   'finished.funded.others': 'Todas las partes están pagadas. El organizador y la tienda ya lo saben.',
@@ -166,6 +167,11 @@ export default {
   'problem.invalidText': 'El código de acceso de este enlace no es válido para este grupo.',
   'problem.noShare': 'No encontramos esta parte',
   'problem.noShareText': 'No hay ninguna parte en este enlace.',
+  'problem.blocked': 'El acceso está bloqueado',
+  'problem.blockedText':
+    'Este servicio bloquea las solicitudes de tu red. Si crees que es un error, avisa a la tienda.',
+  'problem.broken': 'Este enlace no funciona',
+  'problem.brokenText': 'El enlace está dañado o se modificó por el camino.',
   'network.error':
     'No hemos podido conectar con Group Checkout. Revisa tu conexión y vuelve a intentarlo; nada se cobra dos veces.',
   'network.answered': 'El servicio respondió {status}.',

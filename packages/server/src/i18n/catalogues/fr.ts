@@ -44,6 +44,7 @@ export default {
   'progress.valueText': '{paid} payés sur {total}',
   'progress.line': '{paid} payés sur {total} · reste {pending}',
   'progress.organizer': '(organisateur)',
+  'progress.organizerName': 'Organisateur',
   'finished.funded.heading': 'Merci — le groupe a tout payé',
   'finished.funded.organizer':
     'Toutes les parts sont payées. La boutique est prévenue et va préparer votre commande.',
@@ -168,6 +169,11 @@ export default {
   'problem.invalidText': 'Le code d’accès de ce lien n’est pas valable pour ce groupe.',
   'problem.noShare': 'Nous ne trouvons pas cette part',
   'problem.noShareText': 'Aucune part ne correspond à ce lien.',
+  'problem.blocked': 'Accès bloqué',
+  'problem.blockedText':
+    'Ce service bloque les demandes venant de votre réseau. Si vous pensez que c’est une erreur, prévenez la boutique.',
+  'problem.broken': 'Ce lien ne fonctionne pas',
+  'problem.brokenText': 'Le lien est abîmé, ou il a été modifié en chemin.',
   'network.error':
     'Impossible de joindre Group Checkout. Vérifiez votre connexion et réessayez ; rien ne sera débité deux fois.',
   'network.answered': 'Le service a répondu {status}.',

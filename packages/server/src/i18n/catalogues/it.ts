@@ -44,6 +44,7 @@ export default {
   'progress.valueText': '{paid} pagati su {total}',
   'progress.line': '{paid} pagati su {total} · mancano {pending}',
   'progress.organizer': '(organizzatore)',
+  'progress.organizerName': 'Organizzatore',
   'finished.funded.heading': 'Grazie: il gruppo ha pagato tutto',
   'finished.funded.organizer':
     'Tutte le quote sono pagate. Il negozio è stato avvisato e preparerà il tuo ordine.',
@@ -169,6 +170,11 @@ export default {
   'problem.invalidText': 'Il codice di accesso di questo link non è valido per questo gruppo.',
   'problem.noShare': 'Non troviamo questa quota',
   'problem.noShareText': 'A questo link non corrisponde nessuna quota.',
+  'problem.blocked': 'Accesso bloccato',
+  'problem.blockedText':
+    'Questo servizio blocca le richieste dalla tua rete. Se pensi che sia un errore, avvisa il negozio.',
+  'problem.broken': 'Questo link non funziona',
+  'problem.brokenText': 'Il link è danneggiato o è stato modificato lungo la strada.',
   'network.error':
     'Non riusciamo a raggiungere Group Checkout. Controlla la connessione e riprova; nulla viene addebitato due volte.',
   'network.answered': 'Il servizio ha risposto {status}.',

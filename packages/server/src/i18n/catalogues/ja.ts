@@ -44,6 +44,7 @@ export default {
   'progress.valueText': '{total} のうち {paid} 支払い済み',
   'progress.line': '{total} のうち {paid} 支払い済み · 残り {pending}',
   'progress.organizer': '（幹事）',
+  'progress.organizerName': '幹事',
   'finished.funded.heading': 'ありがとうございます。グループの支払いが完了しました',
   'finished.funded.organizer': '全員の支払いが済みました。ショップに連絡済みで、ご注文の準備が始まります。',
   'finished.funded.others': '全員の支払いが済みました。幹事とショップに連絡済みです。',
@@ -160,6 +161,11 @@ export default {
   'problem.invalidText': 'このリンクのアクセスコードは、このグループでは無効です。',
   'problem.noShare': 'この負担分が見つかりません',
   'problem.noShareText': 'このリンクに対応する負担分はありません。',
+  'problem.blocked': 'アクセスがブロックされています',
+  'problem.blockedText':
+    'このサービスは、お使いのネットワークからのリクエストをブロックしています。誤りだと思われる場合は、ショップにお知らせください。',
+  'problem.broken': 'このリンクは使えません',
+  'problem.brokenText': 'リンクが壊れているか、届くまでの間に変更されています。',
   'network.error':
     'Group Checkout に接続できませんでした。接続を確認してもう一度お試しください。二重に請求されることはありません。',
   'network.answered': 'サービスからの応答: {status}',

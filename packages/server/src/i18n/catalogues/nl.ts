@@ -44,6 +44,7 @@ export default {
   'progress.valueText': '{paid} van {total} betaald',
   'progress.line': '{paid} van {total} betaald · nog {pending} te gaan',
   'progress.organizer': '(organisator)',
+  'progress.organizerName': 'Organisator',
   'finished.funded.heading': 'Bedankt, de groep heeft alles betaald',
   'finished.funded.organizer': 'Alle delen zijn betaald. De winkel weet het en maakt je bestelling klaar.',
   'finished.funded.others': 'Alle delen zijn betaald. De organisator en de winkel weten het.',
@@ -165,6 +166,11 @@ export default {
   'problem.invalidText': 'De toegangscode in deze link is niet geldig voor deze groep.',
   'problem.noShare': 'We kunnen dit deel niet vinden',
   'problem.noShareText': 'Bij deze link hoort geen deel.',
+  'problem.blocked': 'Toegang geblokkeerd',
+  'problem.blockedText':
+    'Deze dienst blokkeert verzoeken uit je netwerk. Denk je dat dit een vergissing is, laat het de winkel dan weten.',
+  'problem.broken': 'Deze link werkt niet',
+  'problem.brokenText': 'De link is beschadigd of onderweg veranderd.',
   'network.error':
     'We kunnen Group Checkout niet bereiken. Controleer je verbinding en probeer het opnieuw; niets wordt twee keer afgeschreven.',
   'network.answered': 'De dienst antwoordde {status}.',

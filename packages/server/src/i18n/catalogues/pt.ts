@@ -44,6 +44,7 @@ export default {
   'progress.valueText': '{paid} pagos de {total}',
   'progress.line': '{paid} pagos de {total} · faltam {pending}',
   'progress.organizer': '(organizador)',
+  'progress.organizerName': 'Organizador',
   'finished.funded.heading': 'Obrigado: o grupo pagou tudo',
   'finished.funded.organizer':
     'Todas as partes estão pagas. A loja já foi avisada e vai preparar a sua encomenda.',
@@ -166,6 +167,10 @@ export default {
   'problem.invalidText': 'O código de acesso deste link não é válido para este grupo.',
   'problem.noShare': 'Não encontramos esta parte',
   'problem.noShareText': 'Não existe nenhuma parte neste link.',
+  'problem.blocked': 'Acesso bloqueado',
+  'problem.blockedText': 'Este serviço bloqueia os pedidos da sua rede. Se acha que é um erro, avise a loja.',
+  'problem.broken': 'Este link não funciona',
+  'problem.brokenText': 'O link está danificado ou foi alterado pelo caminho.',
   'network.error':
     'Não conseguimos contactar a Group Checkout. Verifique a ligação e tente novamente; nada é cobrado duas vezes.',
   'network.answered': 'O serviço respondeu {status}.',
