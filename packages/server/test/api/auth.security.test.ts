@@ -314,6 +314,40 @@ for (const dialect of DIALECTS) {
         assert.match(res.headers.get('vary') ?? '', /\bOrigin\b/i);
         assert.match(res.headers.get('x-request-id') ?? '', /^req_/);
       });
+
+      test('a preflight allows only the routes a publishable key may call', async () => {
+        const preflight = (path: string, method: string) =>
+          t.request('OPTIONS', path, {
+            headers: { origin: ORIGIN, 'access-control-request-method': method },
+          });
+        const browserCalls: [string, string][] = [
+          ['/v1/sessions', 'POST'],
+          ['/v1/sessions/gs_any', 'GET'],
+          ['/v1/sessions/gs_any/', 'GET'],
+        ];
+        for (const [path, method] of browserCalls) {
+          const res = await preflight(path, method);
+          assert.equal(res.status, 204);
+          assert.equal(res.headers.get('access-control-allow-origin'), ORIGIN, `${method} ${path}`);
+        }
+        const secretCalls: [string, string][] = [
+          ['/v1/sessions', 'GET'],
+          ['/v1/sessions/gs_any/cancel', 'POST'],
+          ['/v1/merchants/me', 'GET'],
+          ['/v1/webhooks', 'GET'],
+          ['/v1/webhooks', 'POST'],
+          ['/v1/events', 'GET'],
+          ['/v1/no-such-route', 'GET'],
+        ];
+        for (const [path, method] of secretCalls) {
+          const res = await preflight(path, method);
+          assert.equal(res.status, 204);
+          assert.equal(res.headers.get('access-control-allow-origin'), null, `${method} ${path}`);
+          assert.equal(res.headers.get('access-control-allow-headers'), null, `${method} ${path}`);
+        }
+        const noMethod = await t.request('OPTIONS', '/v1/sessions', { headers: { origin: ORIGIN } });
+        assert.equal(noMethod.headers.get('access-control-allow-origin'), null, 'not a preflight');
+      });
     });
 
     describe('failed-authentication limits', () => {

@@ -109,20 +109,29 @@ export async function merchantApi(app: App, { deps }: { deps: Deps }) {
     };
   app.addHook('onClose', () => requestLog.flushed());
 
+  // The routes a browser may call (with a publishable key): the preflight allows only these.
+  const browserRoutes: { method: string; path: RegExp }[] = [];
   // Per route as it is registered (the rate limit's hook is already on the route by then).
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
     if (!auth) return;
+    if (auth === 'publishable-or-secret')
+      for (const method of [route.method].flat())
+        browserRoutes.push({ method, path: pathPattern(route.url) });
     route.preParsing = [...hooksOf(route.preParsing), authHooks[auth]];
     route.onResponse = [...hooksOf(route.onResponse), logTo([route.method].flat().join(','), route.url)];
     if (auth === 'publishable-or-secret') route.onRequest = [cors, ...hooksOf(route.onRequest)];
   });
   idempotentPosts(app, deps, merchantScope);
 
-  // CORS preflight for browser calls with a publishable key (docs/api.md#cors).
+  // CORS preflight for browser calls with a publishable key (docs/api.md#cors): only for a route that
+  // takes one. A route that needs the secret key gets no allowance, so no page can call it.
   app.options('/*', { schema: { hide: true } }, async (request, reply) => {
     const origin = corsOrigin(request, deps.config.serviceEnv);
-    if (origin) {
+    const method = request.headers['access-control-request-method'];
+    const path = request.url.split('?')[0] ?? '';
+    const browserRoute = browserRoutes.some((r) => r.method === method && r.path.test(path));
+    if (origin && browserRoute) {
       reply.header('access-control-allow-origin', origin);
       reply.header('access-control-allow-methods', 'GET, POST, OPTIONS');
       reply.header('access-control-allow-headers', CORS_ALLOWED_HEADERS);
@@ -139,4 +148,10 @@ export async function merchantApi(app: App, { deps }: { deps: Deps }) {
   app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
     reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger())),
   );
+}
+
+/** A route's URL (`/v1/sessions/:sessionId`) as a pattern of request paths; a trailing slash is ignored. */
+function pathPattern(url: string): RegExp {
+  const escaped = url.replace(/\/+$/, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped.replace(/:\w+/g, '[^/]+')}/?$`);
 }
