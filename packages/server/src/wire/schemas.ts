@@ -66,8 +66,8 @@ export const CartItemSchema = Type.Object(
 
 export const CartFeeSchema = Type.Object(
   {
-    id: CartText(CART_LIMITS.maxStringLength),
-    label: CartText(CART_LIMITS.maxStringLength, { description: 'Display text.' }),
+    id: CartText(CART_LIMITS.maxStringLength, { required: true }),
+    label: CartText(CART_LIMITS.maxStringLength, { required: true, description: 'Display text.' }),
     amount: Amount(),
   },
   { additionalProperties: false },

@@ -60,6 +60,17 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('a fee line with an empty id or label is refused, naming the field', async () => {
+      const fee = (id: string, label: string) =>
+        sampleCart({ total: 10_250, fees: [{ id, label, amount: 250 }] });
+      const label = await create({ cart: fee('svc', '') });
+      assertError(label, 400, 'invalid_cart');
+      assert.match(label.body.error, /^cart\.fees\[0\]\.label /);
+      const id = await create({ cart: fee('', 'Service') });
+      assertError(id, 400, 'invalid_cart');
+      assert.match(id.body.error, /^cart\.fees\[0\]\.id /);
+    });
+
     test('an unknown currency, and one in capitals', async () => {
       await refused({ cart: sampleCart({ currency: 'xyz' }) }, 'invalid_cart', [
         'cart.currency must be a lowercase ISO 4217 code such as "usd" or "eur", got "xyz"',
