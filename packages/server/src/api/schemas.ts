@@ -62,8 +62,12 @@ export function responses(ok: TObject, errorStatuses: number[]) {
   return map;
 }
 
-/** Error statuses every authenticated API route can answer. */
-export const AUTH_ERRORS = [400, 401, 403, 429];
+/**
+ * Error statuses every authenticated API route can answer: the request's own refusals, and 500 (a
+ * failure of ours) and 503 (the process shutting down, or the payment processor not answering:
+ * upstream_error), which any route may meet and a client should retry with backoff.
+ */
+export const AUTH_ERRORS = [400, 401, 403, 429, 500, 503];
 
 /** The session id in a path. No maxLength: an id too long to exist is an unknown session (404). */
 export const SessionParams = Type.Object({ sessionId: Type.String() });

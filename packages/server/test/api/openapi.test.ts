@@ -67,6 +67,15 @@ for (const dialect of DIALECTS) {
         const operation = doc.paths[path][route.method.toLowerCase()];
         assert.ok(operation, `${route.method} ${route.url}: no ${route.method.toLowerCase()} under ${path}`);
         assert.ok(operation.responses['200'], `${route.method} ${path} documents its success`);
+        // Every route may answer a failure of ours (500) and upstream_error or shutting down (503).
+        for (const status of ['400', '401', '429', '500', '503']) {
+          const ref = operation.responses[status]?.content?.['application/json']?.schema?.$ref;
+          assert.match(
+            ref ?? '',
+            /Error$/,
+            `${route.method} ${path} documents ${status} with the Error schema`,
+          );
+        }
       }
       // And nothing in the document that the server does not answer.
       const registered = new Set(operations.map((r) => `${r.method.toLowerCase()} ${toOpenApiPath(r.url)}`));
