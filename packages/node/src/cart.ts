@@ -62,6 +62,8 @@ export interface CartSerialization {
    * as Python's json.dumps writes it by default (", " and ": ").
    */
   layout?: 'compact' | 'indented' | 'spaced';
+  /** With `indented`, one level of indentation: two spaces (JSON.stringify(value, null, 2)), four, a tab. */
+  indentUnit?: string;
 }
 
 /**
@@ -82,7 +84,12 @@ export function serializeCart(cart: Cart, options: CartSerialization = {}): stri
   // Spreading keeps the key order as sent, and `items` keeps its place: that order matters when unsorted.
   const copy: Record<string, unknown> = { ...cart, items };
   if (options.omitFees) delete copy.fees;
-  return writeJson(copy, 'cart', !options.unsortedKeys, options.layout ?? 'compact', '');
+  const format = {
+    sortKeys: !options.unsortedKeys,
+    layout: options.layout ?? 'compact',
+    unit: options.indentUnit ?? '  ',
+  };
+  return writeJson(copy, 'cart', format, '');
 }
 
 /**
@@ -90,7 +97,7 @@ export function serializeCart(cart: Cart, options: CartSerialization = {}): stri
  * values that differ only in key order or layout serialize to the same text.
  */
 export function canonicalJson(value: unknown): string {
-  return writeJson(value, 'value', true, 'compact', '');
+  return writeJson(value, 'value', CANONICAL, '');
 }
 
 /** HMAC-SHA256 of canonicalCart(cart), keyed with the UTF-8 bytes of the signing secret: 64 lowercase hex. */
@@ -147,13 +154,16 @@ function compareCodeUnits(a: string, b: string): number {
  * surrogates come out as \uXXXX escapes). Object members whose value is undefined are left out, as
  * JSON.stringify leaves them out of the request body.
  */
-function writeJson(
-  value: unknown,
-  path: string,
-  sortKeys: boolean,
-  layout: 'compact' | 'indented' | 'spaced',
-  indent: string,
-): string {
+interface JsonFormat {
+  sortKeys: boolean;
+  layout: 'compact' | 'indented' | 'spaced';
+  /** One level of indentation, with the `indented` layout. */
+  unit: string;
+}
+
+const CANONICAL: JsonFormat = { sortKeys: true, layout: 'compact', unit: '' };
+
+function writeJson(value: unknown, path: string, format: JsonFormat, indent: string): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'string':
@@ -165,7 +175,8 @@ function writeJson(
       }
       return JSON.stringify(value);
     case 'object': {
-      const inner = `${indent}  `;
+      const { sortKeys, layout } = format;
+      const inner = `${indent}${format.unit}`;
       const open = layout === 'indented' ? `\n${inner}` : '';
       const close = layout === 'indented' ? `\n${indent}` : '';
       const separator = layout === 'indented' ? `,\n${inner}` : layout === 'spaced' ? ', ' : ',';
@@ -173,7 +184,7 @@ function writeJson(
       if (Array.isArray(value)) {
         if (value.length === 0) return '[]';
         const elements = value.map((element, index) =>
-          writeJson(element ?? null, `${path}[${index}]`, sortKeys, layout, inner),
+          writeJson(element ?? null, `${path}[${index}]`, format, inner),
         );
         return `[${open}${elements.join(separator)}${close}]`;
       }
@@ -182,8 +193,7 @@ function writeJson(
       if (sortKeys) keys.sort(compareCodeUnits);
       if (keys.length === 0) return '{}';
       const members = keys.map(
-        (key) =>
-          `${JSON.stringify(key)}${colon}${writeJson(record[key], `${path}.${key}`, sortKeys, layout, inner)}`,
+        (key) => `${JSON.stringify(key)}${colon}${writeJson(record[key], `${path}.${key}`, format, inner)}`,
       );
       return `{${open}${members.join(separator)}${close}}`;
     }

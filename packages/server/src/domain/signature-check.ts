@@ -71,8 +71,13 @@ const HEX_SIGNATURE = /^[0-9a-f]{64}$/i;
 // 32 bytes in base64 (44 characters with padding) or base64url (43 without).
 const BASE64_SIGNATURE = /^(?:[A-Za-z0-9+/]{43}=|[A-Za-z0-9_-]{43})$/;
 
-/** Whitespace a merchant's serializer may have added: indentation, or spaces after ':' and ','. */
-type Layout = 'compact' | 'indented' | 'spaced';
+/**
+ * Whitespace a merchant's serializer may have added: indentation (by two spaces, four or a tab), or
+ * spaces after ':' and ','.
+ */
+type Layout = 'compact' | 'indented' | 'indented4' | 'tabs' | 'spaced';
+const LAYOUTS: readonly Layout[] = ['compact', 'indented', 'indented4', 'tabs', 'spaced'];
+const INDENT_UNITS: Partial<Record<Layout, string>> = { indented: '  ', indented4: '    ', tabs: '\t' };
 
 interface Variant {
   key: 'signing' | 'secretApiKey' | 'publishableKey';
@@ -187,9 +192,9 @@ function mistakesOf(variant: Variant): VariantMistake[] {
 function describeMistake(variant: Variant): (mistake: VariantMistake) => string {
   return (mistake) => {
     if (mistake === 'whitespace') {
-      return variant.layout === 'indented'
-        ? 'The signed JSON was indented; serialize without any whitespace.'
-        : 'The signed JSON had spaces after ":" and ","; serialize without any whitespace.';
+      return variant.layout === 'spaced'
+        ? 'The signed JSON had spaces after ":" and ","; serialize without any whitespace.'
+        : 'The signed JSON was indented; serialize without any whitespace.';
     }
     return MISTAKE_MESSAGES[mistake];
   };
@@ -197,7 +202,7 @@ function describeMistake(variant: Variant): (mistake: VariantMistake) => string 
 
 /**
  * Every combination of the common mistakes, fewest mistakes first, so that when two combinations give
- * the same bytes the simpler explanation is the one reported. At most 3 × 2 × 2 × 2 × 2 × 3 = 144, each an
+ * the same bytes the simpler explanation is the one reported. At most 3 × 2 × 2 × 2 × 2 × 5 = 240, each an
  * HMAC over the cart: cheap enough for a request that is already an error.
  */
 function variantsByMistakeCount(cart: Cart): Variant[] {
@@ -208,7 +213,7 @@ function variantsByMistakeCount(cart: Cart): Variant[] {
       for (const requestOrder of [false, true]) {
         for (const feesOmitted of hasFees ? [false, true] : [false]) {
           for (const keysUnsorted of [false, true]) {
-            for (const layout of ['compact', 'indented', 'spaced'] as const) {
+            for (const layout of LAYOUTS) {
               variants.push({ key, imageUrlKept, requestOrder, feesOmitted, keysUnsorted, layout });
             }
           }
@@ -227,5 +232,6 @@ const serializeVariant = (cart: Cart, variant: Variant): string =>
     requestOrder: variant.requestOrder,
     omitFees: variant.feesOmitted,
     unsortedKeys: variant.keysUnsorted,
-    layout: variant.layout,
+    layout: variant.layout === 'compact' || variant.layout === 'spaced' ? variant.layout : 'indented',
+    indentUnit: INDENT_UNITS[variant.layout],
   });

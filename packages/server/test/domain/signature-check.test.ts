@@ -107,9 +107,11 @@ describe('diagnoseCartSignature', () => {
     assertDiagnosis(diagnose(hmacHex(SIGNING_SECRET, text)), ['keys_unsorted'], /keys were not sorted/);
   });
 
-  test('whitespace: indented, or spaces after ":" and ","', () => {
-    const indented = sortedJson(sortedItems(withoutImages(CART)), 2);
-    assertDiagnosis(diagnose(hmacHex(SIGNING_SECRET, indented)), ['whitespace'], /was indented/);
+  test('whitespace: indented (by two spaces, four or a tab), or spaces after ":" and ","', () => {
+    for (const indent of [2, 4, '\t']) {
+      const indented = sortedJson(sortedItems(withoutImages(CART)), indent);
+      assertDiagnosis(diagnose(hmacHex(SIGNING_SECRET, indented)), ['whitespace'], /was indented/);
+    }
     // Python's json.dumps(cart, sort_keys=True); none of this cart's strings hold ':' or ','.
     const spaced = sortedJson(sortedItems(withoutImages(CART)))
       .replaceAll(':', ': ')

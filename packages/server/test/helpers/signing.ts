@@ -7,7 +7,7 @@ export const hmacHex = (key: string, text: string): string =>
   createHmac('sha256', key).update(text, 'utf8').digest('hex');
 
 /** JSON with object keys sorted (RFC 8785 for cart values), optionally indented. */
-export function sortedJson(value: unknown, space?: number): string {
+export function sortedJson(value: unknown, space?: number | string): string {
   return JSON.stringify(
     value,
     (_key, v: unknown) =>
