@@ -33,7 +33,7 @@
 //   each merchant API answer (create, GET) is a row of api_requests, written in batches apart from the
 //   request: one insert … from jsonb_array_elements($1) per batch, at most 100 ms after its first row;
 //   each NOTIFY wakes the fan-out of events (LISTEN, one round at a time, the rounds wakes ask for at
-//   least 15 ms apart, as jobs/dispatcher.ts paces them):
+//   least 50 ms apart, as jobs/dispatcher.ts paces them):
 //   begin; pg_try_advisory_xact_lock; up to 100 undispatched events by seq; their sessions'
 //   webhook_url; the merchant's webhook endpoints; for group.share_paid events the rows the mails are
 //   made from (the events' payloads, the sessions' customer, the addresses of the organizers and of the
@@ -727,7 +727,7 @@ app.post('/api/v1/shares/:shareId/pay', async (request, reply) => {
 // at a time; a wake after a quiet spell starts a round at once, and the rounds wakes ask for start at
 // least ROUND_GAP_MS apart (so a round takes every event committed meanwhile); a full batch goes round
 // again at once.
-const ROUND_GAP_MS = 15;
+const ROUND_GAP_MS = 50;
 let pumping = false;
 let woken = false;
 let stopped = false;

@@ -22,7 +22,7 @@ const CHAIN_LENGTH = 20;
  * under a steady stream of commits, one round takes every event committed meanwhile instead of one round
  * (a transaction and its reads) per event. A wake after a quiet spell starts a round at once.
  */
-const ROUND_GAP_MS = 15;
+const ROUND_GAP_MS = 50;
 
 export async function startDispatcher(deps: Deps): Promise<Loop> {
   const sender = openSender(deps);
