@@ -14,6 +14,7 @@ import {
   claimIdempotencyKey,
   deleteIdempotencyKey,
   type IdempotencyRecord,
+  replaceIdempotentResponse,
   saveIdempotentResponse,
 } from '../store/idempotency.ts';
 import type { Database } from '../store/schema.ts';
@@ -170,6 +171,16 @@ export async function recordAnswerIfStillOurs<R>(
     statusCode: 200,
     responseBody: seal(spec.claim, spec.render(result)),
   });
+}
+
+/**
+ * Rewrites the answer recordAnswer committed with the change, once the request's follow-up work is done
+ * (a cancel's refunds, made after the close committed): a retry then replays the answer the client was
+ * given. A crash before this leaves the answer committed with the change, which is still true of it.
+ */
+export async function updateAnswer<R>(deps: Deps, spec: AnswerSpec<R> | undefined, result: R): Promise<void> {
+  if (!spec) return;
+  await replaceIdempotentResponse(deps.db.kysely, stored(spec.claim), seal(spec.claim, spec.render(result)));
 }
 
 /** Frees the key: the request was refused as sent, or failed on our side, and may be sent again. */

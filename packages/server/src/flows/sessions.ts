@@ -37,7 +37,7 @@ import {
 import type { RefundView } from '../wire/mappers.ts';
 import type { Caller } from './caller.ts';
 import { chargeStepOf } from './chargeable.ts';
-import { type AnswerSpec, recordAnswer } from './idempotency.ts';
+import { type AnswerSpec, recordAnswer, updateAnswer } from './idempotency.ts';
 import { loadMoney, settleClosing } from './record.ts';
 import { settleIfDue } from './settle.ts';
 import { checkMerchantUrl, checkWebhookEndpointUrl } from './urls.ts';
@@ -354,7 +354,11 @@ export async function closeSession(
   // Refund now rather than at the worker's next round: the answer then shows them done.
   await settleIfDue(deps, result.session, state);
   const after = await loadMoney(deps, sessionId);
-  return after ? { refunds: refundsOf(after.session, after.members, after.attempts), ...after } : result;
+  if (!after) return result;
+  const final: ClosedSession = { refunds: refundsOf(after.session, after.members, after.attempts), ...after };
+  // A retry with the same Idempotency-Key replays this answer, not the one committed with the close.
+  await updateAnswer(deps, options.answer, final);
+  return final;
 }
 
 /**

@@ -92,6 +92,26 @@ export async function saveIdempotentResponse(
   return Number(result.numUpdatedRows) === 1;
 }
 
+/**
+ * Replaces the 200 answer a request stored with its change by the answer it finally gave (a cancel whose
+ * refunds settled after the change committed); false when the claim is no longer this request's.
+ */
+export async function replaceIdempotentResponse(
+  db: Executor,
+  claim: ClaimedKey,
+  responseBody: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('idempotency_keys')
+    .set({ response_body: responseBody })
+    .where('scope', '=', claim.scope)
+    .where('key', '=', claim.key)
+    .where('created_at', '=', claim.claimedAt)
+    .where('status_code', '=', 200)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 /** Frees the claim, if it is still this request's and unanswered: an answered key is never freed. */
 export async function deleteIdempotencyKey(db: Kysely<Database>, claim: ClaimedKey): Promise<void> {
   await db

@@ -298,6 +298,22 @@ for (const dialect of DIALECTS) {
       assert.equal(again.headers.get('idempotent-replayed'), 'true');
     });
 
+    test('a cancel replayed with its key answers what the first answer said: the refunds made, not pending', async () => {
+      const g = await equalGroup(t, ['Ada', 'Ben']);
+      await payOk(t, g.shares[0].shareId);
+      const headers = { 'idempotency-key': freshKey() };
+      const cancel = () =>
+        t.request('POST', `/v1/sessions/${g.created.session_id}/cancel`, { key: t.merchant.secretKey, headers });
+      const first = await cancel();
+      assert.equal(first.status, 200, first.text);
+      assert.equal(first.body.refunds.length, 1);
+      assert.equal(first.body.refunds[0].status, 'succeeded');
+      assert.match(first.body.refunds[0].id, /^re_/);
+      const again = await cancel();
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.equal(again.text, first.text, 'the same bytes as the first answer');
+    });
+
     test('a 403 is not stored: the key stays free for the request that is allowed', async () => {
       const m = await t.createMerchant({ name: 'Signed Shop', headless: false });
       const key = freshKey();
