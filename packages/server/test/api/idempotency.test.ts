@@ -303,7 +303,10 @@ for (const dialect of DIALECTS) {
       await payOk(t, g.shares[0].shareId);
       const headers = { 'idempotency-key': freshKey() };
       const cancel = () =>
-        t.request('POST', `/v1/sessions/${g.created.session_id}/cancel`, { key: t.merchant.secretKey, headers });
+        t.request('POST', `/v1/sessions/${g.created.session_id}/cancel`, {
+          key: t.merchant.secretKey,
+          headers,
+        });
       const first = await cancel();
       assert.equal(first.status, 200, first.text);
       assert.equal(first.body.refunds.length, 1);
