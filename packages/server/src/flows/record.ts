@@ -253,15 +253,21 @@ export async function recordOutcome<R>(
       recorded = { session: { ...session, settleAfter: next }, member, attempt: settled, recorded: true };
     } else {
       let state = await readMoneyState(trx, session);
-      const member = await memberOf(state.members);
+      // The session is funded before the outcome's events are written, so that they report the session
+      // after the change (the last share's group.share_paid says `funded`); group.funded comes after them.
+      const funded = funds(countGroup(state.members)) ? await fund(deps, trx, state, now) : undefined;
+      if (funded) state = funded;
       const snapshot = {
-        session,
+        session: state.session,
         paidCents: paidAmountOf(state.members),
-        member,
+        member: await memberOf(state.members),
         charges: chargeIds(state.attempts),
       };
       for (const type of events) await recordEvent(deps.db.events, trx, type, snapshot, now);
-      if (funds(countGroup(state.members))) state = await fund(deps, trx, state, now);
+      if (funded) {
+        const { member: _, ...group } = snapshot;
+        await recordEvent(deps.db.events, trx, 'group.funded', group, now);
+      }
       state = await scheduleSettlement(deps, trx, await finishIfSettled(deps, trx, state, now), now);
       recorded = {
         session: state.session,
@@ -355,17 +361,19 @@ async function applyOutcome(
 }
 
 /**
- * The last share is in: the session becomes funded, shares of nothing count as paid, the merchant and FX
- * fees are taken from its funds, and group.funded is written. The transfer follows, by the settling.
+ * The last share is in: the session becomes funded, shares of nothing count as paid, and the merchant and
+ * FX fees are taken from its funds. Answers the funded state, or undefined when the session was no longer
+ * pending; the caller writes group.funded after the events of the outcome that funded it. The transfer
+ * follows, by the settling.
  */
 async function fund(
   deps: Deps,
   trx: Transaction<Database>,
   state: MoneyState,
   now: number,
-): Promise<MoneyState> {
+): Promise<MoneyState | undefined> {
   const { session } = state;
-  if (!(await fundPendingSession(trx, session.id, now))) return state;
+  if (!(await fundPendingSession(trx, session.id, now))) return undefined;
   // Shares of nothing count as paid: each is moved, and the group read again only when one was.
   let members = state.members;
   for (const m of state.members) {
@@ -377,23 +385,11 @@ async function fund(
   const merchant = await findMerchantById(trx, deps.db.secrets, session.merchantId);
   const fees = sessionFees(session, merchant);
   await post(trx, session, null, fundedEntry({ currency: session.currency, ...fees }), now);
-  const funded: MoneyState = {
+  return {
     ...state,
     session: { ...session, status: 'funded', fundedAt: now, updatedAt: now },
     members,
   };
-  await recordEvent(
-    deps.db.events,
-    trx,
-    'group.funded',
-    {
-      session: funded.session,
-      paidCents: paidAmountOf(funded.members),
-      charges: chargeIds(funded.attempts),
-    },
-    now,
-  );
-  return funded;
 }
 
 /**

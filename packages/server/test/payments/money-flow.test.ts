@@ -56,10 +56,22 @@ for (const dialect of DIALECTS) {
         'group.share_paid',
         'group.funded',
       ]);
-      const funded = (await eventRows(t, g.created.session_id)).at(-1)?.payload;
+      const rows = await eventRows(t, g.created.session_id);
+      const funded = rows.at(-1)?.payload;
       assert.equal(funded.data.status, 'funded');
       assert.equal(funded.data.paid_amount, 10_000);
       assert.deepEqual(funded.data.charges, view.charges);
+      assert.equal(funded.data.member, undefined, 'group.funded is about the group, not one member');
+      // Each share's event shows the session after that payment: the last one is the one that funded it.
+      assert.deepEqual(
+        rows.slice(1, 4).map((row) => [row.payload.data.status, row.payload.data.pending_amount]),
+        [
+          ['pending', 10_000 - (g.shares[0]?.amount ?? 0)],
+          ['pending', g.shares[2]?.amount],
+          ['funded', 0],
+        ],
+      );
+      assert.equal(rows[3]?.payload.data.member.status, 'paid');
       // A funded session takes no more payments or cancels.
       assertError(await cancelByMerchant(t, g.created.session_id), 409, 'session_not_pending');
     });
