@@ -131,11 +131,21 @@ export const isFullyPaid = (group: GroupCounts): boolean => group.paid > 0 && gr
 const isReadyToCapture = (group: GroupCounts): boolean => group.authorized > 0 && group.unready === 0;
 
 /**
- * Whether a pending session owes nothing but the recovery of its calls in flight: no capture is due
- * (nextSettleAt is then recoveryAt of its started attempts).
+ * Whether an on_funded group's captures have begun: it was complete once, and a capture was tried. From
+ * then on every hold is captured, whatever became of the others: a capture declined for one member puts
+ * that member back to pending but does not hold back the rest, and the hold that member places when they
+ * pay again is captured in turn.
+ */
+const capturesBegun = (attempts: readonly AttemptFacts[]): boolean =>
+  attempts.some((a) => a.kind === 'capture');
+
+/**
+ * Whether a pending session surely owes nothing but the recovery of its calls in flight, judged from its
+ * group's counts alone: an immediate session, or an on_funded one holding no hold to capture (nextSettleAt
+ * is then recoveryAt of its started attempts). An on_funded session with a hold is judged by owedWork.
  */
 export const owesOnlyRecovery = (session: SessionFacts, group: GroupCounts): boolean =>
-  session.status === 'pending' && (session.capture === 'immediate' || !isReadyToCapture(group));
+  session.status === 'pending' && (session.capture === 'immediate' || group.authorized === 0);
 
 /** The money work the session owes, whenever it is due. */
 export function owedWork(
@@ -154,7 +164,11 @@ export function owedWork(
     }
   };
   if (session.status === 'pending') {
-    if (session.capture === 'on_funded' && now < session.expiresAt && isReadyToCapture(countGroup(members)))
+    if (
+      session.capture === 'on_funded' &&
+      now < session.expiresAt &&
+      (isReadyToCapture(countGroup(members)) || capturesBegun(attempts))
+    )
       forEach('authorized', 'capture');
   } else if (session.status === 'funded') {
     if (session.settledAt === null && !attempts.some((a) => a.kind === 'transfer' && a.state === 'succeeded'))

@@ -93,6 +93,31 @@ test('an on_funded group owes captures only once every share with money in it is
   );
 });
 
+test('once captures have begun, every hold is captured though a member is pending again', () => {
+  const s = session('pending', 'on_funded');
+  const holdA = attempt({ memberId: 'a', kind: 'authorize' });
+  const holdB = attempt({ memberId: 'b', kind: 'authorize' });
+  // a's capture was declined: a is pending again; b's hold is still owed its capture.
+  const declined = attempt({
+    memberId: 'a',
+    kind: 'capture',
+    state: 'declined',
+    targetId: holdA.processorId,
+  });
+  const work = owedWork(
+    s,
+    [member('a', 'pending'), member('b', 'authorized')],
+    [holdA, holdB, declined],
+    NOW,
+  );
+  assert.deepEqual(
+    work.map((w) => [w.kind, w.kind === 'transfer' ? null : w.memberId]),
+    [['capture', 'b']],
+  );
+  // Before any capture, the same group owes none.
+  assert.deepEqual(owedWork(s, [member('a', 'pending'), member('b', 'authorized')], [holdA, holdB], NOW), []);
+});
+
 test('a funded session owes one transfer until one succeeded', () => {
   assert.deepEqual(owedWork(session('funded'), [], [], NOW), [{ kind: 'transfer' }]);
   assert.deepEqual(owedWork(session('funded'), [], [attempt({ kind: 'transfer', memberId: null })], NOW), []);

@@ -235,6 +235,36 @@ for (const dialect of DIALECTS) {
       assert.match(view.transfer, /^tr_/);
     });
 
+    test('on_funded, the first capture fails: every other hold is still captured, and the new hold of the member who pays again too', async () => {
+      const g = await equalGroup(t, ['Ada', 'Ben', 'Cy'], { group_config: { capture: 'on_funded' } });
+      // Ada's card holds but is refused at capture; hers is the first capture tried.
+      await payOk(t, g.shares[0].shareId, CARDS.failsAtCapture);
+      await payOk(t, g.shares[1].shareId);
+      await payOk(t, g.shares[2].shareId);
+      let view = await merchantSession(t, g.created.session_id);
+      assert.equal(view.status, 'pending');
+      assert.deepEqual(
+        view.group.members.map((m: { status: string }) => m.status),
+        ['pending', 'paid', 'paid'],
+        'Ben and Cy are captured although Ada’s capture was declined',
+      );
+      assert.equal(view.charges.length, 2);
+      assert.equal(view.group.pending_amount, g.shares[0].amount);
+      await payOk(t, g.shares[0].shareId);
+      view = await merchantSession(t, g.created.session_id);
+      assert.equal(view.status, 'funded');
+      assert.equal(view.charges.length, 3);
+      assert.deepEqual(await types(t, g.created.session_id), [
+        'group.created',
+        'group.share_paid',
+        'group.share_paid',
+        'group.share_paid',
+        'group.share_failed',
+        'group.share_paid',
+        'group.funded',
+      ]);
+    });
+
     test('on_funded, a capture fails and the session expires: the captured share is refunded', async () => {
       const g = await equalGroup(t, ['Ada', 'Ben'], { group_config: { capture: 'on_funded' } });
       await payOk(t, g.shares[0].shareId);
