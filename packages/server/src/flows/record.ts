@@ -68,6 +68,20 @@ import {
 import { type AnswerSpec, recordAnswerIfStillOurs } from './idempotency.ts';
 import { queueDeclineMail } from './mails.ts';
 
+/**
+ * Locks the session for a change and answers it with the change's time: the clock read once the lock is
+ * held. A change that waited on another for the lock is then never dated before it, so a session's event
+ * timestamps follow the order its changes committed in (docs/api.md#event-payload).
+ */
+export async function lockForChange(
+  deps: Deps,
+  trx: Transaction<Database>,
+  sessionId: string,
+): Promise<{ session: Session | undefined; now: number }> {
+  const session = await lockSession(trx, sessionId, deps.clock.now());
+  return { session, now: deps.clock.now() };
+}
+
 /** The session, its members and its attempts, as one transaction left them. */
 export interface MoneyState {
   session: Session;
@@ -190,9 +204,8 @@ export async function recordOutcome<R>(
   outcome: Outcome,
   answer?: { spec: AnswerSpec<R> | undefined; of: (recorded: Recorded) => R | undefined },
 ): Promise<Recorded> {
-  const now = deps.clock.now();
   return deps.db.kysely.transaction().execute(async (trx) => {
-    const session = await lockSession(trx, attempt.sessionId, now);
+    const { session, now } = await lockForChange(deps, trx, attempt.sessionId);
     if (!session) throw new Error(`attempt ${attempt.id} names a session that does not exist`);
     const memberOf = (members?: readonly Member[]) =>
       attempt.memberId === null
@@ -457,9 +470,8 @@ const REFUND_FAILED =
  * when there was nothing to record (told before, or not a refund of ours that had succeeded).
  */
 export async function recordRefundFailure(deps: Deps, refund: Attempt, reason: string): Promise<boolean> {
-  const now = deps.clock.now();
   return deps.db.kysely.transaction().execute(async (trx) => {
-    const session = await lockSession(trx, refund.sessionId, now);
+    const { session, now } = await lockForChange(deps, trx, refund.sessionId);
     if (!session) return false;
     const failed = await failTakenRefund(trx, refund.id, reason, now);
     if (!failed) return false;
@@ -526,9 +538,8 @@ export async function recordDisputeOpened(
   payment: Attempt,
   facts: DisputeFacts,
 ): Promise<boolean> {
-  const now = deps.clock.now();
   return deps.db.kysely.transaction().execute(async (trx) => {
-    const session = await lockSession(trx, payment.sessionId, now);
+    const { session, now } = await lockForChange(deps, trx, payment.sessionId);
     if (!session) return false;
     const memberId = payment.memberId as string;
     const dispute: Dispute = {
@@ -569,11 +580,10 @@ export async function recordDisputeClosed(
   disputeId: string,
   status: 'won' | 'lost',
 ): Promise<boolean> {
-  const now = deps.clock.now();
   const known = await findDispute(deps.db.kysely, disputeId);
   if (!known) return false;
   return deps.db.kysely.transaction().execute(async (trx) => {
-    const session = await lockSession(trx, known.sessionId, now);
+    const { session, now } = await lockForChange(deps, trx, known.sessionId);
     return session ? closeRecordedDispute(deps, trx, session, disputeId, status, now) : false;
   });
 }

@@ -339,7 +339,8 @@ export async function closeSession(
       expiresAt: options.expireNow ? now : undefined,
     });
     if (!session) return undefined;
-    const state = await settleClosing(deps, trx, session, now);
+    // Its events are dated once the session's lock is held, after any change it waited on (lockForChange).
+    const state = await settleClosing(deps, trx, session, Math.max(now, deps.clock.now()));
     const result: ClosedSession = {
       session: state.session,
       members: state.members,
