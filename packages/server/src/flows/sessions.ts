@@ -259,7 +259,7 @@ function browserOrigin(merchant: Merchant, header: string | undefined, env: Serv
     message:
       registered.length === 0
         ? `Origin ${parsed.origin} is not registered: in production a merchant registers the origins its pages create sessions from. Register it with: ${register}`
-        : `Origin ${parsed.origin} is not one of this merchant's registered origins (${registered.join(', ')}). Register it with: ${register}`,
+        : `Origin ${parsed.origin} is not one of this merchant's registered origins. Register it with: ${register}`,
   });
 }
 
