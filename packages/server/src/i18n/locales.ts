@@ -16,10 +16,15 @@ export interface Negotiated {
   intl: string;
 }
 
-/** A language tag Intl knows, canonical, or undefined. */
+/**
+ * A language tag Intl knows, canonical, without its extensions, or undefined: the reader's language,
+ * script and region shape amounts and dates, but a `-u-nu-arab` or `-u-ca-islamic` in a header does not
+ * switch a payment page to other numerals or another calendar.
+ */
 function canonical(tag: string): string | undefined {
   try {
-    const [name] = Intl.getCanonicalLocales(tag);
+    const [full] = Intl.getCanonicalLocales(tag);
+    const name = full && new Intl.Locale(full).baseName;
     return name && Intl.NumberFormat.supportedLocalesOf(name).length > 0 ? name : undefined;
   } catch {
     return undefined;
@@ -35,8 +40,11 @@ function negotiate(header: string | undefined): Negotiated {
     .split(',')
     .map((part, index) => {
       const [tag = '', ...params] = part.trim().split(';');
-      const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)?.[1]).find(Boolean);
-      return { tag: tag.trim(), q: q === undefined ? 1 : Number(q), index };
+      // A q-value as RFC 9110 writes it (0 to 1, three decimals at most); any other makes the entry void.
+      const weight = params.find((p) => /^\s*q\s*=/i.test(p));
+      const q =
+        weight === undefined ? '1' : /^\s*q\s*=\s*(0(?:\.\d{0,3})?|1(?:\.0{0,3})?)\s*$/i.exec(weight)?.[1];
+      return { tag: tag.trim(), q: q === undefined ? 0 : Number(q), index };
     })
     .filter((w) => w.tag && w.tag !== '*' && w.q > 0)
     .sort((a, b) => b.q - a.q || a.index - b.index);

@@ -36,9 +36,7 @@ describe('the time of a change to a session', { skip: postgresCase.skip }, () =>
     });
     await first;
     const start = clock.now();
-    const waiter = t.deps.db.kysely
-      .transaction()
-      .execute((trx) => lockForChange(t.deps, trx, sessionId));
+    const waiter = t.deps.db.kysely.transaction().execute((trx) => lockForChange(t.deps, trx, sessionId));
     // The second waits on the lock while time passes; then the first commits.
     await new Promise((resolve) => setTimeout(resolve, 100));
     clock.advance(5_000);

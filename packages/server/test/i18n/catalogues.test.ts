@@ -75,6 +75,15 @@ test('Accept-Language: the best of our languages by q-value, its region kept for
   assert.deepEqual(chooseLocale(undefined, '*, not a tag!!'), { lang: 'en', intl: 'en' });
   assert.deepEqual(chooseLocale(undefined, undefined), { lang: 'en', intl: 'en' });
   assert.deepEqual(chooseLocale(undefined, 'nl;q=0, it'), { lang: 'it', intl: 'it' });
+  // A q-value RFC 9110 does not allow voids its entry; q=1.000 and Q=0.5 are fine.
+  assert.deepEqual(chooseLocale(undefined, 'de;q=-1, fr'), { lang: 'fr', intl: 'fr' });
+  assert.deepEqual(chooseLocale(undefined, 'de;q=2, ja;q=abc, it;q=0.1'), { lang: 'it', intl: 'it' });
+  assert.deepEqual(chooseLocale(undefined, 'de;q=0.5, nl;Q=1.000'), { lang: 'nl', intl: 'nl' });
+  // Extensions do not reach the formats: no other numerals or calendar on a payment page.
+  assert.deepEqual(chooseLocale(undefined, 'de-DE-u-nu-arab'), { lang: 'de', intl: 'de-DE' });
+  assert.deepEqual(chooseLocale(undefined, 'en-US-u-nu-thai'), { lang: 'en', intl: 'en-US' });
+  assert.deepEqual(chooseLocale(undefined, 'fr-u-ca-islamic'), { lang: 'fr', intl: 'fr' });
+  assert.deepEqual(chooseLocale('ja', 'ja-u-nu-fullwide'), { lang: 'ja', intl: 'ja' });
   // A session's own language wins; the reader's region still shapes its amounts when it is that language.
   assert.deepEqual(chooseLocale('es', 'fr-FR'), { lang: 'es', intl: 'es' });
   assert.deepEqual(chooseLocale('es', 'es-MX'), { lang: 'es', intl: 'es-MX' });
