@@ -272,6 +272,8 @@ describe('group-checkout CLI errors', () => {
         [['merchant', 'create'], /--name/],
         [['merchant', 'create', '--name', '   '], /--name/],
         [['merchant', 'create', '--name'], /--name/],
+        [['merchant', 'create', '--name', 'Camp\r\nBcc: x@evil.example'], /--name.*control characters/],
+        [['merchant', 'create', '--name', 'Camp \u202eylppuS'], /--name.*bidirectional overrides/],
         [['merchant', 'create', '--name', 'X', '--payout-currency', 'xyz'], /--payout-currency.*xyz/],
         [['merchant', 'create', '--name', 'X', '--payout-currency', 'euro'], /--payout-currency/],
         [['merchant', 'create', '--name', 'X', '--allowed-origin', 'not a url'], /--allowed-origin/],

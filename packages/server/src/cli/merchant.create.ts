@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { isCurrencyCode } from '../domain/currencies.ts';
 import { addDashboardUser, normalEmail } from '../flows/dashboard-access.ts';
-import { createMerchant } from '../flows/merchants.ts';
+import { createMerchant, merchantNameProblem } from '../flows/merchants.ts';
 import { keyEnvironmentFor } from '../ids.ts';
 import { type Command, originArgument, print, UsageError, withDb } from './command.ts';
 
@@ -25,7 +25,8 @@ export const merchantCreate: Command = {
     });
     const name = values.name?.trim();
     if (!name) throw new UsageError('merchant create needs --name NAME');
-    if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
+    const problem = merchantNameProblem(name);
+    if (problem) throw new UsageError(`--name: ${problem}`);
     const payoutCurrency = values['payout-currency']?.toLowerCase() ?? null;
     if (payoutCurrency !== null && !isCurrencyCode(payoutCurrency)) {
       throw new UsageError(

@@ -7,13 +7,14 @@ import { ServiceError } from '../errors.ts';
 import type { OnboardingLink } from '../processor/types.ts';
 import { updateMerchantSettings } from '../store/dashboard.ts';
 import { findMerchantById, setProcessorAccountIfNone } from '../store/merchants.ts';
+import { merchantNameProblem } from './merchants.ts';
 
 const invalid = (message: string) => new ServiceError('invalid_request', { message, details: [message] });
 
 export async function renameMerchant(deps: Deps, merchantId: string, name: string): Promise<void> {
-  const trimmed = name.trim();
-  if (!trimmed || trimmed.length > 200) throw invalid('The name must be 1 to 200 characters.');
-  await updateMerchantSettings(deps.db.kysely, merchantId, { name: trimmed });
+  const problem = merchantNameProblem(name);
+  if (problem) throw invalid(problem);
+  await updateMerchantSettings(deps.db.kysely, merchantId, { name: name.trim() });
 }
 
 export async function setPayoutCurrency(deps: Deps, merchantId: string, currency: string): Promise<void> {

@@ -22,6 +22,7 @@ import {
   updateProcessorAccount,
 } from '../store/merchants.ts';
 import { claimSingleton } from '../store/singletons.ts';
+import { PLAIN_TEXT_PATTERN } from '../wire/schemas.ts';
 
 export interface NewMerchant {
   name: string;
@@ -35,6 +36,21 @@ export interface CreatedMerchant {
   merchant: Merchant;
   publishableKey: string;
   secretKey: string;
+}
+
+const PLAIN_NAME = new RegExp(PLAIN_TEXT_PATTERN, 'u');
+
+/**
+ * What is wrong with a merchant's name, or undefined: 1 to 200 characters once trimmed, and plain text
+ * as a person's name is (docs/api.md#plain-text), since it is shown to every payer on the hosted pages and
+ * written into their mail, where a line break would forge a line and a bidirectional override reorder text.
+ */
+export function merchantNameProblem(name: string): string | undefined {
+  const trimmed = name.trim();
+  if (!trimmed || trimmed.length > 200) return 'The name must be 1 to 200 characters.';
+  if (!PLAIN_NAME.test(trimmed))
+    return 'The name must not contain control characters (such as line breaks), bidirectional overrides or unpaired surrogates.';
+  return undefined;
 }
 
 export async function createMerchant(db: Db, input: NewMerchant, now: number): Promise<CreatedMerchant> {

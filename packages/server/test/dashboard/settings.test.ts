@@ -24,6 +24,13 @@ describe('dashboard: settings', () => {
     assert.equal((await change(t, developer, '/dashboard/settings/name', { name: '  After  ' })).status, 303);
     assert.equal((await me()).name, 'After');
     assert.equal((await change(t, developer, '/dashboard/settings/name', { name: '   ' })).status, 400);
+    // The name reaches every payer's page and mail: no forged lines, no text reordered.
+    for (const name of ['Camp\r\nBcc: x@evil.example', 'Camp \u202eylppuS', 'Camp\u0000']) {
+      const bad = await change(t, developer, '/dashboard/settings/name', { name });
+      assert.equal(bad.status, 400, JSON.stringify(name));
+      assert.match(bad.text, /must not contain control characters/);
+    }
+    assert.equal((await me()).name, 'After');
 
     const refused = await change(t, developer, '/dashboard/settings/payout', { currency: 'eur' });
     assert.equal(refused.status, 403);
