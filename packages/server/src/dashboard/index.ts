@@ -88,7 +88,6 @@ const allowed = (role: DashboardRole, need: Need) =>
 /** Words shown after a change, chosen by the redirect's ?done=. */
 const NOTICES: Record<string, string> = {
   cancelled: 'The session was cancelled. Paid shares are refunded.',
-  reminded: 'Reminders sent to pending members with an email (at most once an hour each).',
   redelivered: 'The event is on its way again to every current target.',
   invited: 'Invitation sent: they get a sign-in link by mail.',
   removed: 'Removed from the team; their sessions ended.',
@@ -100,6 +99,29 @@ const NOTICES: Record<string, string> = {
   'test-sent':
     'A signed webhook.test event is on its way to the endpoint, after any deliveries already waiting for it: its attempts show under Recent deliveries.',
 };
+
+/**
+ * What a reminder round did, from the redirect's counts (the remind route's answer): how many mails went,
+ * and why the other pending members got none.
+ */
+function remindedNotice(query: Record<string, unknown>): string {
+  const count = (name: string) => {
+    const value = query[name];
+    return typeof value === 'string' && /^\d{1,4}$/.test(value) ? Number(value) : 0;
+  };
+  const [sent, skipped, failed] = [count('sent'), count('skipped'), count('failed')];
+  const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  const parts = [sent === 0 ? 'No reminder was sent.' : `${plural(sent, 'reminder', 'reminders')} sent.`];
+  if (skipped > 0)
+    parts.push(
+      `${plural(skipped, 'pending member was', 'pending members were')} not mailed: no email, or a reminder limit reached (once an hour each, three rounds a session).`,
+    );
+  if (failed > 0)
+    parts.push(
+      `${plural(failed, 'mail was', 'mails were')} refused by the mail server; you may try again now.`,
+    );
+  return parts.join(' ');
+}
 
 /** How a refusal from a flow is shown: its status and its words. */
 const REFUSALS: Partial<Record<ErrorCode, number>> = {
@@ -198,8 +220,13 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
       const s = await signedIn(request);
       if (!s) return reply.code(303).header('location', `${base}/sign-in`).send();
       const { title, body, section } = await render(request, s);
-      const done = (request.query as Record<string, unknown>).done;
-      const notice = typeof done === 'string' ? NOTICES[done] : undefined;
+      const query = request.query as Record<string, unknown>;
+      const notice =
+        query.done === 'reminded'
+          ? remindedNotice(query)
+          : typeof query.done === 'string'
+            ? NOTICES[query.done]
+            : undefined;
       return send(reply, 200, {
         title,
         body,
@@ -465,8 +492,8 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
 
   action('/sessions/:sessionId/remind', 'change', async (request, s) => {
     const { sessionId } = request.params as { sessionId: string };
-    await remindPendingMembers(deps, s.merchant.id, sessionId);
-    return `${base}/sessions/${sessionId}?done=reminded`;
+    const { reminded, skipped, failed } = await remindPendingMembers(deps, s.merchant.id, sessionId);
+    return `${base}/sessions/${sessionId}?done=reminded&sent=${reminded}&skipped=${skipped}&failed=${failed}`;
   });
 
   action('/events/:eventId/redeliver', 'change', async (request, s) => {

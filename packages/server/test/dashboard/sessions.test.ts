@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { TestApp } from '../helpers/app.ts';
 import { manualClock } from '../helpers/clock.ts';
-import { dashboardRequest, dashboardUser, type SignedIn, signIn } from '../helpers/dashboard.ts';
+import { change, dashboardRequest, dashboardUser, type SignedIn, signIn } from '../helpers/dashboard.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { startPagesApp } from '../helpers/pages.ts';
 import { equalGroup, payOk } from '../helpers/payments.ts';
-import { createSession, sampleCart } from '../helpers/sessions.ts';
+import { createSession, organizerToken, sampleCart } from '../helpers/sessions.ts';
 
 /** The list's rows: [session id, order_ref, status]. */
 const rowsOf = (page: string) =>
@@ -115,3 +115,37 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('dashboard: remind pending members', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startPagesApp();
+  });
+  after(() => t.close());
+
+  test('the notice says how many reminders went, and says so when none did', async () => {
+    const created = await createSession(t, {
+      via: 'secret',
+      customer: { name: 'Ada', email: 'ada@example.com' },
+    });
+    const put = await t.request('PUT', `/api/v1/session/group?access=${organizerToken(created)}`, {
+      body: {
+        mode: 'equal',
+        members: [{ name: 'Ada' }, { name: 'Ben', email: 'ben@example.com' }, { name: 'Cy' }],
+      },
+    });
+    assert.equal(put.status, 200, put.text);
+    const s = await signIn(t, await dashboardUser(t, 'developer'));
+    const remind = async () => {
+      const res = await change(t, s, `/dashboard/sessions/${created.session_id}/remind`);
+      assert.equal(res.status, 303, res.text);
+      const page = await dashboardRequest(t, 'GET', res.location as string, { cookie: s.cookie });
+      assert.equal(page.status, 200);
+      return /<[^>]*class="notice"[^>]*>([^<]*)</.exec(page.text)?.[1] ?? page.text;
+    };
+    // Ada (the organizer, her own share open) and Ben have addresses; Cy has none.
+    assert.match(await remind(), /^2 reminders sent\. 1 pending member was not mailed/);
+    // Within the hour nobody is reminded again: the page must not say otherwise.
+    assert.match(await remind(), /^No reminder was sent\. 3 pending members were not mailed/);
+  });
+});
