@@ -131,6 +131,10 @@ export function invalidJsonBody(body: string): ServiceError {
   });
 }
 
+/** A body whose bytes are not UTF-8, which JSON text must be. */
+export const notUtf8 = (): ServiceError =>
+  new ServiceError('invalid_json', { message: 'The request body is not valid JSON: it is not UTF-8 text.' });
+
 /** Media types sent with a body we did not read, as the client wrote them, for the message. */
 const mediaType = (contentType: string | undefined) =>
   contentType ? `Content-Type: ${JSON.stringify(contentType.slice(0, 100))}` : 'no Content-Type';

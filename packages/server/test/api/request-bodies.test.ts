@@ -63,6 +63,32 @@ for (const dialect of DIALECTS) {
       assert.ok(!t.logLines.some((line) => JSON.parse(line).level >= 50), 'nothing logged as an error');
     });
 
+    test('a body whose bytes are not UTF-8 is 400 invalid_json, and nothing is made of it', async () => {
+      const key = t.merchant.secretKey;
+      const count = async () => (await t.request('GET', '/v1/webhooks', { key })).body.data.length as number;
+      const before = await count();
+      const json = Buffer.from('{"url":"https://hooks.example/XX","events":["*"]}', 'utf8');
+      const at = json.indexOf('XX');
+      json[at] = 0xff;
+      json[at + 1] = 0xfe;
+      const res = await fetch(`${t.baseUrl}/v1/webhooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: json,
+      });
+      const body = await res.json();
+      assert.equal(res.status, 400);
+      assert.equal(body.code, 'invalid_json');
+      assert.equal(body.error, 'The request body is not valid JSON: it is not UTF-8 text.');
+      assert.equal(await count(), before);
+      // The same body in UTF-8 (ÿþ written as UTF-8) is taken.
+      const ok = await t.request('POST', '/v1/webhooks', {
+        key,
+        body: { url: 'https://hooks.example/\u00ff\u00fe', events: ['*'] },
+      });
+      assert.notEqual(ok.body.code, 'invalid_json', ok.text);
+    });
+
     test('64 levels are JSON as any other; 65 are refused, on routes with a body too', async () => {
       const key = t.merchant.secretKey;
       const at64 = await t.request('POST', '/v1/webhooks', { key, rawBody: nested(64) });
