@@ -2,7 +2,8 @@
 // registered on it (api/, pages/) name it without importing the file that imports them.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ServiceError } from './errors.ts';
 
 export type App = FastifyInstance<
   Server,
@@ -11,3 +12,15 @@ export type App = FastifyInstance<
   FastifyBaseLogger,
   TypeBoxTypeProvider
 >;
+
+/**
+ * The surfaces that answer in pages (hosted pages, dashboard), by path prefix: a request the router refuses
+ * before any route (a broken %-escape) under one of them is answered by that surface's error handler, as
+ * a page, not in JSON. Surfaces that answer in JSON are listed with no handler; the longest prefix wins.
+ */
+export interface PageSurfaces {
+  add(
+    prefix: string,
+    handle?: (error: ServiceError, request: FastifyRequest, reply: FastifyReply) => unknown,
+  ): void;
+}

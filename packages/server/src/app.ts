@@ -13,7 +13,7 @@ import { merchantDashboard } from './dashboard/index.ts';
 import type { Deps } from './deps.ts';
 import { baseHeaders } from './http/base-headers.ts';
 import { limitConnectionsPerClient } from './http/connection-limit.ts';
-import { answerRouterError, errorHandlers } from './http/error-handlers.ts';
+import { errorHandlers, routerErrorAnswer, Surfaces } from './http/error-handlers.ts';
 import { jsonBodies } from './http/json-body.ts';
 import { refuseNullBodies } from './http/no-body.ts';
 import { openApiDocument } from './http/openapi.ts';
@@ -34,6 +34,9 @@ export interface BuildOptions {
 
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<App> {
   const { config } = deps;
+  const surfaces = new Surfaces();
+  surfaces.add(config.apiPrefix);
+  surfaces.add(`${config.payPrefix}/api/v1`);
   const app = Fastify({
     loggerInstance: deps.logger,
     logController: new RequestLog(),
@@ -47,7 +50,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     ...slowClientOptions(config),
     clientErrorHandler: answerClientError,
     routerOptions: { ignoreTrailingSlash: true },
-    frameworkErrors: answerRouterError,
+    frameworkErrors: routerErrorAnswer(surfaces),
   }) as unknown as App;
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
@@ -67,8 +70,8 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(merchantApi, { prefix: config.apiPrefix, deps });
   await app.register(stripeWebhooks, { prefix: `${config.apiPrefix}/stripe`, deps });
   await app.register(payApi, { prefix: `${config.payPrefix}/api/v1`, deps });
-  await app.register(hostedPages, { prefix: config.payPrefix, deps });
-  await app.register(merchantDashboard, { prefix: `${config.payPrefix}/dashboard`, deps });
+  await app.register(hostedPages, { prefix: config.payPrefix, deps, surfaces });
+  await app.register(merchantDashboard, { prefix: `${config.payPrefix}/dashboard`, deps, surfaces });
   return app;
 }
 

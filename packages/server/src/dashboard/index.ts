@@ -4,7 +4,7 @@
 // through the flows the API uses; every change is a POST carrying the session's CSRF token from a page of
 // ours (checked Origin), by a role allowed to make it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../app-type.ts';
+import type { App, PageSurfaces } from '../app-type.ts';
 import type { Deps } from '../deps.ts';
 import { EVENT_TYPES, type EventType } from '../domain/event-types.ts';
 import { originOfAddress } from '../domain/origins.ts';
@@ -148,7 +148,10 @@ interface Signed {
 
 type Form = Record<string, string | undefined>;
 
-export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
+export async function merchantDashboard(
+  app: App,
+  { deps, surfaces }: { deps: Deps; surfaces: PageSurfaces },
+) {
   const { config } = deps;
   const base = `${config.payPrefix}/dashboard`;
   const css = await dashboardStyles();
@@ -189,7 +192,9 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
     return merchant && { session, merchant };
   }
 
-  app.setErrorHandler((error, request, reply) => {
+  const answerError = (error: Error, request: FastifyRequest, reply: FastifyReply) => {
+    // Set by the onRequest hook above, but not on a URL the router refused before any hook ran.
+    reply.headers(HEADERS);
     const code = error instanceof ServiceError ? error.code : undefined;
     const status = code ? REFUSALS[code] : (error as { statusCode?: number }).statusCode;
     // A flow's refusal is shown in its words (503 too: the processor did not answer); other errors of
@@ -206,7 +211,10 @@ export async function merchantDashboard(app: App, { deps }: { deps: Deps }) {
       title: 'Something went wrong',
       body: messageView('Something went wrong', `Reload in a moment. Request ${request.id}.`),
     });
-  });
+  };
+  app.setErrorHandler(answerError);
+  // A URL the router refused before any route (a broken %-escape) is answered as a page too.
+  surfaces.add(app.prefix, answerError);
   app.setNotFoundHandler((_request, reply) =>
     send(reply, 404, { title: 'Not found', body: messageView('Not found', 'There is no such page.') }),
   );

@@ -2,7 +2,7 @@
 // what a route or hook threw, a path no route has, and what the router refused before any hook ran.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { BASE_HEADERS, routerError, STATUS_OF, sendError, toServiceError } from '../api/errors.ts';
-import type { App } from '../app-type.ts';
+import type { App, PageSurfaces } from '../app-type.ts';
 import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { refusedBeforeRoute } from './refused-before-route.ts';
@@ -21,15 +21,41 @@ export function errorHandlers(app: App, deps: Deps) {
   );
 }
 
+type PageErrorHandler = Parameters<PageSurfaces['add']>[1];
+
+/** The surfaces of the app by path prefix (app-type.ts PageSurfaces). */
+export class Surfaces implements PageSurfaces {
+  private readonly list: { prefix: string; handle: PageErrorHandler }[] = [];
+
+  add(prefix: string, handle?: PageErrorHandler): void {
+    this.list.push({ prefix: prefix.replace(/\/$/, ''), handle });
+  }
+
+  /** The page handler of the surface `url` is under, if that surface answers in pages. */
+  pageHandlerOf(url: string): PageErrorHandler {
+    const path = url.split('?')[0] ?? '';
+    let best: { prefix: string; handle: PageErrorHandler } | undefined;
+    for (const surface of this.list) {
+      const under = surface.prefix === '' || path === surface.prefix || path.startsWith(`${surface.prefix}/`);
+      if (under && (!best || surface.prefix.length > best.prefix.length)) best = surface;
+    }
+    return best?.handle;
+  }
+}
+
 /**
  * Errors the router raises before any hook runs (a broken %-escape, an over-long path parameter): the
- * `frameworkErrors` option, given when the instance is made.
+ * `frameworkErrors` option, given when the instance is made. Under a surface of pages, a page.
  */
-export function answerRouterError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  // Fastify does not report these replies to the log controller: write their request line here.
-  const started = performance.now();
-  reply.raw.once('finish', () => logRequest(request, reply, performance.now() - started));
-  reply.headers(BASE_HEADERS);
-  reply.header('x-request-id', request.id);
-  return sendError(request, reply, routerError(error));
+export function routerErrorAnswer(surfaces: Surfaces) {
+  return function answerRouterError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+    // Fastify does not report these replies to the log controller: write their request line here.
+    const started = performance.now();
+    reply.raw.once('finish', () => logRequest(request, reply, performance.now() - started));
+    reply.headers(BASE_HEADERS);
+    reply.header('x-request-id', request.id);
+    const page = surfaces.pageHandlerOf(request.url);
+    if (page) return page(routerError(error), request, reply);
+    return sendError(request, reply, routerError(error));
+  };
 }

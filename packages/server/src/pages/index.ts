@@ -5,7 +5,7 @@
 // carry tokens), no MIME sniffing. Pages are rendered on the server from the same data the pay-page API
 // answers; their scripts take over from there. A refusal is a page in words, never JSON or a stack trace.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../app-type.ts';
+import type { App, PageSurfaces } from '../app-type.ts';
 import type { Deps } from '../deps.ts';
 import { canonicalOrigins, parseOrigin } from '../domain/origins.ts';
 import { ServiceError } from '../errors.ts';
@@ -88,7 +88,7 @@ function pageCatalogues(sandbox: boolean): typeof CATALOGUES {
   ) as typeof CATALOGUES;
 }
 
-export async function hostedPages(app: App, { deps }: { deps: Deps }) {
+export async function hostedPages(app: App, { deps, surfaces }: { deps: Deps; surfaces: PageSurfaces }) {
   const { config } = deps;
   const assets = await pageAssets();
   const assetBase = `${config.payPrefix}/assets`;
@@ -171,7 +171,8 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
   ) => {
     const { lang, locale, t } = language(request);
     const title = t(`problem.${kind}`);
-    return send(reply, status, embedding(request.query as PageQuery, undefined), {
+    // No query on a URL the router refused before parsing it (a broken %-escape).
+    return send(reply, status, embedding((request.query ?? {}) as PageQuery, undefined), {
       title,
       lang,
       locale,
@@ -182,7 +183,7 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
   // A page's refusals are pages too, said in words: too many requests, a blocked address (403), a link
   // no page of ours makes (a NUL in it, or any other refusal of the request as sent: 400), or a failure
   // of ours (500).
-  app.setErrorHandler((error, request, reply) => {
+  const answerError = (error: Error, request: FastifyRequest, reply: FastifyReply) => {
     const code = error instanceof ServiceError ? error.code : undefined;
     if (code === 'rate_limited') return problem(request, reply, 429, 'rateLimited');
     if (code === 'ip_blocked') return problem(request, reply, 403, 'blocked');
@@ -192,7 +193,10 @@ export async function hostedPages(app: App, { deps }: { deps: Deps }) {
       return problem(request, reply, status, 'broken');
     request.log.error({ request_id: request.id, err: error }, 'page failed');
     return problem(request, reply, 500, 'failed');
-  });
+  };
+  app.setErrorHandler(answerError);
+  // A URL the router refused before any route (a broken %-escape) is answered as a page too.
+  surfaces.add(app.prefix, answerError);
 
   // Pages count against the pay-page API's read limit: a page and its polling are one person reading.
   const read = { rateLimit: { max: config.rateLimits.PAY_READ, timeWindow: 60_000 } };

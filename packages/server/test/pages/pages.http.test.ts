@@ -10,6 +10,7 @@ import { gzipSync } from 'node:zlib';
 import type { TestApp } from '../helpers/app.ts';
 import { newSession, startPagesApp } from '../helpers/pages.ts';
 import { equalGroup } from '../helpers/payments.ts';
+import { rawHttp } from '../helpers/raw-http.ts';
 import { sampleCart } from '../helpers/sessions.ts';
 
 /** The page's JSON data block, as its script reads it. */
@@ -125,6 +126,31 @@ describe('hosted pages over HTTP', () => {
       assert.match(res.headers.get('content-type') ?? '', /^text\/html/, path);
       assert.ok(res.text.includes('Ce lien ne fonctionne pas'), `${path}: said in the reader's language`);
       assert.ok(!res.text.includes('Dinner for two'), `${path} shows nothing of the session`);
+    }
+  });
+
+  test('a broken %-escape in a page’s or the dashboard’s URL is a 400 page, not JSON; the API’s stays JSON', async () => {
+    for (const path of [
+      '/s/%E0%A4%A',
+      '/s/%ff',
+      '/session/%zz',
+      '/dashboard/%ZZ',
+      '/dashboard/sessions/%E0%A4%A',
+    ]) {
+      // fetch would normalize or refuse these URLs: sent byte for byte.
+      const res = await rawHttp(t.baseUrl, { method: 'GET', path, headers: { 'accept-language': 'fr' } });
+      assert.equal(res.status, 400, path);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/html/, path);
+      assert.match(res.headers.get('x-request-id') ?? '', /^req_/, path);
+      assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors/, path);
+      if (path.startsWith('/dashboard')) assert.ok(res.text.includes('broken %-escape'), path);
+      else
+        assert.ok(res.text.includes('Ce lien ne fonctionne pas'), `${path}: said in the reader's language`);
+    }
+    for (const path of ['/api/v1/shares/%zz', '/v1/sessions/%zz']) {
+      const res = await rawHttp(t.baseUrl, { method: 'GET', path });
+      assert.equal(res.status, 400, path);
+      assert.equal(res.body.code, 'invalid_request', path);
     }
   });
 
