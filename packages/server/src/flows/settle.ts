@@ -25,6 +25,7 @@ import { listSessionsToSettle, lockSession, type Session } from '../store/sessio
 import { call, operationOf } from './calls.ts';
 import {
   loadMoney,
+  lockForChange,
   type MoneyState,
   type Recorded,
   readMoneyState,
@@ -198,8 +199,8 @@ export async function settleSession(deps: Deps, sessionId: string, known?: Money
       const next = nextSettleAt(settlingFacts(session), members, attempts, now, settlingTimes(deps));
       if (!closes && next === session.settleAfter) return;
       await deps.db.kysely.transaction().execute(async (trx) => {
-        const locked = await lockSession(trx, sessionId, deps.clock.now());
-        if (locked) await settleClosing(deps, trx, locked, deps.clock.now());
+        const { session: locked, now } = await lockForChange(deps, trx, sessionId);
+        if (locked) await settleClosing(deps, trx, locked, now);
       });
       return;
     }
