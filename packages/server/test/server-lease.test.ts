@@ -3,8 +3,8 @@
 // server that was killed leaves no lease behind that stops the next from starting.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { crashFixture, type CrashFixture, freePort, ServerProcess } from './helpers/server-process.ts';
 import { sqliteCase } from './helpers/databases.ts';
-import { type CrashFixture, crashFixture, freePort, ServerProcess } from './helpers/server-process.ts';
 
 let f: CrashFixture;
 let second: ServerProcess;

@@ -67,9 +67,7 @@ export async function holdServerLease(deps: Deps, onLost: () => void): Promise<S
     beating = beatServerLease(deps.db.kysely, { name: LEASE, holder: claim.holder, now: deps.clock.now() })
       .then((ours) => {
         if (ours) return;
-        deps.logger.error(
-          'another server took this SQLite database over while this one was silent: stopping',
-        );
+        deps.logger.error('another server took this SQLite database over while this one was silent: stopping');
         clearInterval(timer);
         onLost();
       })

@@ -22,22 +22,12 @@ export async function takeServerLease(
   claim: LeaseClaim,
   canTake: (held: ServerLeaseRow) => boolean,
 ): Promise<ServerLeaseRow | undefined> {
-  const row = {
-    name: claim.name,
-    holder: claim.holder,
-    host: claim.host,
-    pid: claim.pid,
-    heartbeat_at: claim.now,
-  };
+  const row = { name: claim.name, holder: claim.holder, host: claim.host, pid: claim.pid, heartbeat_at: claim.now };
   return db.transaction().execute(async (trx) => {
     // A write first: the transaction holds SQLite's write lock before it reads, so two processes starting
     // together cannot both find the lease free.
     await trx.updateTable('server_leases').set({ name: claim.name }).where('name', '=', claim.name).execute();
-    const held = await trx
-      .selectFrom('server_leases')
-      .selectAll()
-      .where('name', '=', claim.name)
-      .executeTakeFirst();
+    const held = await trx.selectFrom('server_leases').selectAll().where('name', '=', claim.name).executeTakeFirst();
     if (!held) {
       await trx.insertInto('server_leases').values(row).execute();
       return undefined;
