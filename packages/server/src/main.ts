@@ -2,19 +2,11 @@
 import { buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { demoShopFileOf, ensureDemoMerchant } from './demo.ts';
-import { holdServerLease } from './flows/server-lease.ts';
 import { startWorkers } from './jobs/index.ts';
 import { openRuntime } from './runtime.ts';
 
 export async function serve(config: Config): Promise<void> {
   const deps = await openRuntime(config);
-  let closing = false;
-  let shutdown = (_signal: string) => {};
-  // On SQLite, one server per file: a second is refused here, before it serves or runs a worker.
-  const lease = await holdServerLease(deps, () => shutdown('lease lost')).catch(async (error: unknown) => {
-    await deps.close();
-    throw error;
-  });
   warnAboutConfig(deps);
   await ensureDemoMerchant(deps);
   const app = await buildApp(deps);
@@ -22,15 +14,15 @@ export async function serve(config: Config): Promise<void> {
   // machine: done before the workers start, so that no webhook's send timeout runs out meanwhile.
   await app.ready();
   const workers = await startWorkers(deps);
-  shutdown = async (signal: string) => {
+  let closing = false;
+  const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     deps.logger.info({ signal }, 'shutting down');
     await workers.stop();
     await app.close();
-    await lease?.release();
     await deps.close();
-    process.exit(signal === 'lease lost' ? 1 : 0);
+    process.exit(0);
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));

@@ -172,14 +172,6 @@ interface SingletonsTable {
   created_at: number;
 }
 
-export interface ServerLeasesTable {
-  name: string;
-  holder: string;
-  host: string;
-  pid: number;
-  heartbeat_at: number;
-}
-
 export interface DeliveryAttemptsTable {
   delivery_id: string;
   /** 1 for the first attempt of the delivery. */
@@ -392,7 +384,6 @@ export interface Database {
   delivery_attempts: DeliveryAttemptsTable;
   delivery_urls: DeliveryUrlsTable;
   singletons: SingletonsTable;
-  server_leases: ServerLeasesTable;
   attempts: AttemptsTable;
   sandbox_operations: SandboxOperationsTable;
   processor_events: ProcessorEventsTable;
