@@ -3,7 +3,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ServiceError } from './errors.ts';
 
 export type App = FastifyInstance<
   Server,
@@ -19,8 +18,5 @@ export type App = FastifyInstance<
  * a page, not in JSON. Surfaces that answer in JSON are listed with no handler; the longest prefix wins.
  */
 export interface PageSurfaces {
-  add(
-    prefix: string,
-    handle?: (error: ServiceError, request: FastifyRequest, reply: FastifyReply) => unknown,
-  ): void;
+  add(prefix: string, handle?: (error: Error, request: FastifyRequest, reply: FastifyReply) => unknown): void;
 }

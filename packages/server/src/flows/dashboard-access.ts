@@ -134,7 +134,9 @@ async function mailLink(deps: Deps, user: DashboardUser, why: 'sign-in' | 'invit
       'Open this link to sign in. It works once, within 15 minutes:',
       url,
       '',
-      'If you did not ask for it, ignore this mail: nobody can sign in without the link.',
+      why === 'invite'
+        ? 'If you did not expect this invitation, ignore this mail: nobody can sign in without the link.'
+        : 'If you did not ask for it, ignore this mail: nobody can sign in without the link.',
     ].join('\n'),
   });
   if (deps.config.serviceEnv === 'sandbox')

@@ -195,8 +195,9 @@ export async function hostedPages(app: App, { deps, surfaces }: { deps: Deps; su
     return problem(request, reply, 500, 'failed');
   };
   app.setErrorHandler(answerError);
-  // A URL the router refused before any route (a broken %-escape) is answered as a page too.
-  surfaces.add(app.prefix, answerError);
+  // A page's URL the router refused before any route (a broken %-escape) is answered as a page too; any
+  // other unknown URL keeps the JSON answer of a route that does not exist.
+  for (const page of ['/session', '/s']) surfaces.add(`${app.prefix}${page}`, answerError);
 
   // Pages count against the pay-page API's read limit: a page and its polling are one person reading.
   const read = { rateLimit: { max: config.rateLimits.PAY_READ, timeWindow: 60_000 } };

@@ -192,6 +192,7 @@ describe('dashboard: signing in and who may do what', () => {
     assert.equal(invited.status, 303);
     await eventually(async () => mailsTo('new.person@shop.example').length === 1);
     assert.match(mailsTo('new.person@shop.example')[0]?.text ?? '', /as viewer/);
+    assert.match(mailsTo('new.person@shop.example')[0]?.text ?? '', /If you did not expect this invitation/);
     assert.equal((await change(t, owner, '/dashboard/team/invite', invite)).status, 409);
     assert.equal(
       (await change(t, owner, '/dashboard/team/invite', { email: 'not an address', role: 'viewer' })).status,
