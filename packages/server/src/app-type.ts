@@ -13,10 +13,10 @@ export type App = FastifyInstance<
 >;
 
 /**
- * The surfaces that answer in pages (hosted pages, dashboard), by path prefix: a request the router refuses
- * before any route (a broken %-escape) under one of them is answered by that surface's error handler, as
- * a page, not in JSON. Surfaces that answer in JSON are listed with no handler; the longest prefix wins.
+ * The paths that answer in pages (hosted pages, dashboard), by prefix: a request the router refuses before
+ * any route (a broken %-escape) under one of them is answered by that surface's error handler, as a page;
+ * under any other path, in JSON.
  */
 export interface PageSurfaces {
-  add(prefix: string, handle?: (error: Error, request: FastifyRequest, reply: FastifyReply) => unknown): void;
+  add(prefix: string, handle: (error: Error, request: FastifyRequest, reply: FastifyReply) => unknown): void;
 }

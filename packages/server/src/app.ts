@@ -35,8 +35,6 @@ export interface BuildOptions {
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<App> {
   const { config } = deps;
   const surfaces = new Surfaces();
-  surfaces.add(config.apiPrefix);
-  surfaces.add(`${config.payPrefix}/api/v1`);
   const app = Fastify({
     loggerInstance: deps.logger,
     logController: new RequestLog(),

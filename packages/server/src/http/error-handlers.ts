@@ -23,23 +23,18 @@ export function errorHandlers(app: App, deps: Deps) {
 
 type PageErrorHandler = Parameters<PageSurfaces['add']>[1];
 
-/** The surfaces of the app by path prefix (app-type.ts PageSurfaces). */
+/** The paths that answer in pages, by prefix (app-type.ts PageSurfaces). */
 export class Surfaces implements PageSurfaces {
-  private readonly list: { prefix: string; handle: PageErrorHandler }[] = [];
+  private readonly pages: { prefix: string; handle: PageErrorHandler }[] = [];
 
-  add(prefix: string, handle?: PageErrorHandler): void {
-    this.list.push({ prefix: prefix.replace(/\/$/, ''), handle });
+  add(prefix: string, handle: PageErrorHandler): void {
+    this.pages.push({ prefix, handle });
   }
 
-  /** The page handler of the surface `url` is under, if that surface answers in pages. */
-  pageHandlerOf(url: string): PageErrorHandler {
+  /** The error handler of the pages `url` is under, if it is under any. */
+  pageHandlerOf(url: string): PageErrorHandler | undefined {
     const path = url.split('?')[0] ?? '';
-    let best: { prefix: string; handle: PageErrorHandler } | undefined;
-    for (const surface of this.list) {
-      const under = surface.prefix === '' || path === surface.prefix || path.startsWith(`${surface.prefix}/`);
-      if (under && (!best || surface.prefix.length > best.prefix.length)) best = surface;
-    }
-    return best?.handle;
+    return this.pages.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`))?.handle;
   }
 }
 
