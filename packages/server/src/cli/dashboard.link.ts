@@ -2,6 +2,7 @@
 // the merchant's owner or a named user, printed rather than mailed: for operators and tests.
 import { parseArgs } from 'node:util';
 import { issueSignInLink, SIGN_IN_LINK_TTL_MS, userForLink } from '../flows/dashboard-access.ts';
+import { findMerchantById } from '../store/merchants.ts';
 import { type Command, print, UsageError, withDb } from './command.ts';
 
 export const dashboardLink: Command = {
@@ -21,6 +22,8 @@ export const dashboardLink: Command = {
     const merchantId = values.merchant;
     await withDb(config, async (db) => {
       const user = await userForLink(db, merchantId, values.email);
+      if (!user && !(await findMerchantById(db.kysely, db.secrets, merchantId)))
+        throw new UsageError(`no merchant ${merchantId}`);
       if (!user) {
         throw new UsageError(
           values.email

@@ -72,6 +72,10 @@ for (const dialect of DIALECTS) {
 
     test('dashboard link names what is missing: the merchant, its owner, the user', async () => {
       assertOneLineError(await cli(['dashboard', 'link'], env), /dashboard link needs --merchant ID/);
+      assertOneLineError(
+        await cli(['dashboard', 'link', '--merchant', 'svc_merch_nope'], env),
+        /: no merchant svc_merch_nope\n$/,
+      );
       const bare = parseOnlyJson(await cli(['merchant', 'create', '--name', 'No Owner', '--json'], env));
       assert.equal(bare.dashboard_owner, undefined);
       assertOneLineError(
