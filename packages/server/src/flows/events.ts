@@ -4,7 +4,7 @@ import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import type { EventPayload } from '../events/outbox.ts';
 import type { Delivery, DeliveryAttempt } from '../store/deliveries.ts';
-import { insertDeliveries, listDeliveriesOfEvent } from '../store/deliveries.ts';
+import { bringQueuesForward, insertDeliveries, listDeliveriesOfEvent } from '../store/deliveries.ts';
 import { type EventListFilter, type EventRow, findEvent, listEvents } from '../store/events.ts';
 import { currentTargets, newDelivery } from './deliveries.ts';
 import { type AnswerSpec, recordAnswer } from './idempotency.ts';
@@ -55,9 +55,13 @@ export async function redeliverEvent(
   if (!row) throw new ServiceError('event_not_found');
   return deps.db.kysely.transaction().execute(async (trx) => {
     const targets = await currentTargets(deps, trx, row);
-    await insertDeliveries(
+    const fresh = targets.map((target) => newDelivery(row, target, now));
+    await insertDeliveries(trx, fresh, now);
+    // Due now means sent now: a queue whose head waits for a retry (perhaps hours away) is tried now, in
+    // order, rather than holding the fresh delivery behind that wait.
+    await bringQueuesForward(
       trx,
-      targets.map((target) => newDelivery(row, target, now)),
+      fresh.map((d) => d.url),
       now,
     );
     // The dispatcher hears of it as of a new event: the fresh deliveries are due now.

@@ -172,6 +172,32 @@ export async function insertDeliveries(
   }
 }
 
+/**
+ * Makes the queues of these URLs due now: a head waiting for its retry is tried now, in its place, and so
+ * are the deliveries behind it (a redelivery asked for by the merchant: docs/api.md#webhooks). The order
+ * of each queue is unchanged; a delivery that fails again goes on with its retry schedule.
+ */
+export async function bringQueuesForward(
+  trx: Transaction<Database>,
+  urls: readonly string[],
+  now: number,
+): Promise<void> {
+  if (urls.length === 0) return;
+  await trx
+    .updateTable('deliveries')
+    .set({ next_attempt_at: now, updated_at: now })
+    .where('url', 'in', urls)
+    .where('state', '=', 'pending')
+    .where('next_attempt_at', '>', now)
+    .execute();
+  await trx
+    .updateTable('delivery_urls')
+    .set({ due_at: now })
+    .where('url', 'in', urls)
+    .where((eb) => eb.or([eb('due_at', 'is', null), eb('due_at', '>', now)]))
+    .execute();
+}
+
 export interface LeaseRequest {
   now: number;
   /** Identifies this lease: only its holder renews it, records attempts under it, and gives it back. */

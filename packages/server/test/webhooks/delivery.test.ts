@@ -389,3 +389,52 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+// A queue whose head waits for a retry an hour away: a redelivery asked for is sent now, not in an hour,
+// and the queue stays in order (docs/api.md#webhooks).
+for (const dialect of DIALECTS) {
+  describe(`redelivery behind a waiting retry on ${dialect.name}`, { skip: dialect.skip }, () => {
+    let t: TestApp;
+    let dispatcher: Loop;
+    before(async () => {
+      t = await startTestApp(dialect, {
+        env: { ...FAST, WEBHOOK_RETRY_SCHEDULE: '1h,1h', WEBHOOK_POLL_INTERVAL_MS: '100' },
+      });
+      dispatcher = await startDispatcher(t.deps);
+    });
+    after(async () => {
+      await dispatcher?.stop();
+      await t?.close();
+    });
+
+    test('redeliver tries the URL now: the waiting head, the events behind it, then the redelivery', async () => {
+      const m = await t.createMerchant({ name: 'Back Again Shop' });
+      const receiver = await Receiver.start({ kind: 'fail-first', times: 1, status: 500 });
+      try {
+        await register(t, receiver.url, ['group.created'], m.secretKey);
+        const first = await createSession({ request: t.request, merchant: m }, { via: 'secret' });
+        await eventually(async () => receiver.requests === 1, 5000, 'the first attempt, answered 500');
+        const second = await createSession({ request: t.request, merchant: m }, { via: 'secret' });
+        const eventOf = async (sessionId: string) => {
+          const res = await t.request('GET', `/v1/events?session_id=${sessionId}`, { key: m.secretKey });
+          assert.equal(res.status, 200, res.text);
+          return (res.body as { data: { id: string }[] }).data[0]?.id as string;
+        };
+        const [one, two] = [await eventOf(first.session_id), await eventOf(second.session_id)];
+        // The second event waits behind the first's retry, an hour away.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        assert.equal(receiver.received.length, 0);
+
+        const res = await t.request('POST', `/v1/events/${one}/redeliver`, { key: m.secretKey });
+        assert.equal(res.status, 200, res.text);
+        await eventually(async () => receiver.received.length === 3, 5000, 'the queue, sent now');
+        assert.deepEqual(
+          receiver.received.map((r) => r.id),
+          [one, two, one],
+        );
+      } finally {
+        await receiver.close();
+      }
+    });
+  });
+}
