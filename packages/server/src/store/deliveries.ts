@@ -174,7 +174,7 @@ export async function insertDeliveries(
 
 /**
  * Makes the queues of these URLs due now: a head waiting for its retry is tried now, in its place, and so
- * are the deliveries behind it (a redelivery asked for by the merchant: docs/api.md#webhooks). The order
+ * are the deliveries behind it (a redelivery asked for by the merchant: docs/api.md#webhook-delivery). The order
  * of each queue is unchanged; a delivery that fails again goes on with its retry schedule.
  */
 export async function bringQueuesForward(

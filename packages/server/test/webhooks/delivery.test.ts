@@ -391,7 +391,7 @@ for (const dialect of DIALECTS) {
 }
 
 // A queue whose head waits for a retry an hour away: a redelivery asked for is sent now, not in an hour,
-// and the queue stays in order (docs/api.md#webhooks).
+// and the queue stays in order (docs/api.md#webhook-delivery).
 for (const dialect of DIALECTS) {
   describe(`redelivery behind a waiting retry on ${dialect.name}`, { skip: dialect.skip }, () => {
     let t: TestApp;
