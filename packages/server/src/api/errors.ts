@@ -95,9 +95,23 @@ function errorBody(requestId: string, error: ServiceError): string {
   return JSON.stringify(body);
 }
 
+/**
+ * The challenge a 401 carries (RFC 9110 §11.6.1 requires one): bearer credentials (RFC 6750), an API key
+ * in Authorization or a pay-page token in ?access=. A request that sent none gets no error code (RFC 6750
+ * §3.1); one whose credential was refused is told `invalid_token` (docs/api.md#authentication-failures).
+ */
+const CHALLENGES: Partial<Record<ErrorCode, string>> = {
+  missing_api_key: 'Bearer realm="Group Checkout"',
+  invalid_api_key_format: 'Bearer realm="Group Checkout", error="invalid_token"',
+  invalid_api_key: 'Bearer realm="Group Checkout", error="invalid_token"',
+  invalid_access_token: 'Bearer realm="Group Checkout", error="invalid_token"',
+};
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ServiceError) {
   if (request.idempotency && NOT_YET.has(error.code)) request.idempotency.notYet = true;
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+  const challenge = CHALLENGES[error.code];
+  if (challenge !== undefined) reply.header('www-authenticate', challenge);
   return reply
     .code(STATUS_OF[error.code])
     .type('application/json; charset=utf-8')

@@ -39,6 +39,28 @@ for (const dialect of DIALECTS) {
         assertError(res, 401, 'missing_api_key');
       });
 
+      test('every 401 carries a Bearer challenge: invalid_token once a credential was refused', async () => {
+        const plain = 'Bearer realm="Group Checkout"';
+        const refused = 'Bearer realm="Group Checkout", error="invalid_token"';
+        const unknownKey = `${t.merchant.secretKey.slice(0, -4)}zzzz`;
+        for (const [headers, code, challenge] of [
+          [{}, 'missing_api_key', plain],
+          [{ authorization: 'Basic abc' }, 'invalid_api_key_format', refused],
+          [{ authorization: `Bearer ${unknownKey}` }, 'invalid_api_key', refused],
+        ] as const) {
+          const res = await t.request('GET', '/v1/merchants/me', { headers });
+          assertError(res, 401, code);
+          assert.equal(res.headers.get('www-authenticate'), challenge, code);
+        }
+        const page = await t.request('GET', '/api/v1/session?access=at_unknown0000000000000000000');
+        assertError(page, 401, 'invalid_access_token');
+        assert.equal(page.headers.get('www-authenticate'), refused);
+        // Anything else carries none.
+        const ok = await t.request('GET', '/v1/merchants/me', { key: t.merchant.secretKey });
+        assert.equal(ok.status, 200);
+        assert.equal(ok.headers.get('www-authenticate'), null);
+      });
+
       test('with a scheme other than Bearer, or none, the message asks for the Bearer scheme', async () => {
         const basic = Buffer.from(`${t.merchant.secretKey}:`).toString('base64');
         for (const authorization of [`Basic ${basic}`, 'hello']) {
