@@ -112,8 +112,8 @@ export const takesNoBody = (schema: { body?: unknown } | undefined): boolean =>
 
 /**
  * Query integers must be written in decimal digits. Schema coercion would read `0x10` as 16 or `1e2` as
- * 100 (it uses JavaScript's Number); those spellings are refused before it sees them. Plain bad values
- * (`abc`, `-1`, `2.5`) are left to the schema, which names the rule they break.
+ * 100 (it uses JavaScript's Number), and `5.0` or `5.` as 5; those spellings are refused before it sees
+ * them. Plain bad values (`abc`, `-1`, `2.5`) are left to the schema, which names the rule they break.
  */
 export function decimalQuery(names: string[]): preValidationHookHandler {
   return (request, _reply, done) => {
@@ -123,7 +123,7 @@ export function decimalQuery(names: string[]): preValidationHookHandler {
       if (Array.isArray(value))
         return done(new ServiceError('invalid_request', { message: `${name} must be given once` }));
       const odd =
-        typeof value === 'string' && Number.isFinite(Number(value)) && !/^-?\d+(\.\d*)?$/.test(value);
+        typeof value === 'string' && Number.isFinite(Number(value)) && !/^-?\d+(\.\d*[1-9]\d*)?$/.test(value);
       if (odd)
         return done(
           new ServiceError('invalid_request', { message: `${name} must be written in decimal digits` }),

@@ -107,6 +107,9 @@ for (const dialect of DIALECTS) {
         '?order=asc',
         '?limit=0x10',
         '?limit=1e1',
+        '?limit=5.0',
+        '?limit=5.',
+        '?cursor=1795916194233.0',
         '?limit=%2010',
         '?cursor=0b101',
         '?limit=5&limit=6',
@@ -117,6 +120,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await list(merchant, '?limit=0')).body.error, 'limit must be at least 1');
       assert.equal((await list(merchant, '?limit=101')).body.error, 'limit must be at most 100');
       assert.equal((await list(merchant, '?limit=abc')).body.error, 'limit must be an integer');
+      assert.equal((await list(merchant, '?limit=2.5')).body.error, 'limit must be an integer');
       assert.equal(
         (await list(merchant, '?limit=0x10')).body.error,
         'limit must be written in decimal digits',
