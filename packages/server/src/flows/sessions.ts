@@ -247,8 +247,10 @@ export async function createSession(
 function browserOrigin(merchant: Merchant, header: string | undefined, env: ServiceEnv): string {
   const parsed = parseOrigin(header, env);
   if (!parsed.ok) {
+    // No Origin at all is most often a server using the publishable key (docs/decisions.md#origins).
+    const fromServer = header === undefined || header === '';
     throw new ServiceError('invalid_origin', {
-      message: `The Origin header is not a web origin: ${parsed.reason}. A browser session is created from a web page served over https (http only on localhost in the sandbox).`,
+      message: `The Origin header is not a web origin: ${parsed.reason}. A browser session is created from a web page served over https (http only on localhost in the sandbox).${fromServer ? ' From a server, create sessions with the secret key (svc_sk_…) instead.' : ''}`,
     });
   }
   const registered = canonicalOrigins(merchant.allowedOrigins);

@@ -88,6 +88,12 @@ for (const dialect of DIALECTS) {
           const res = await createFrom(merchant, origin);
           assertError(res, 400, 'invalid_origin', name);
           assert.match(res.body.error, /^The Origin header is not a web origin: /, name);
+          // No Origin at all is a server's request: it is told which key a server uses.
+          assert.equal(
+            /From a server, create sessions with the secret key/.test(res.body.error),
+            !origin,
+            name,
+          );
           assert.equal(res.headers.get('access-control-allow-origin'), null, `${name}: no CORS echo`);
           // Nothing the request sent comes back in any header.
           if (origin && origin.length > 3) assert.ok(!res.raw.split('\r\n\r\n')[0]?.includes(origin), name);
