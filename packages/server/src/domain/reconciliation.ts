@@ -179,6 +179,15 @@ export function checkStatuses(c: SessionCheck): Mismatch[] {
   for (const m of members) {
     const p = paymentOf(attempts, m.id);
     const who = `Member ${m.id} of session ${sid}`;
+    // A share once paid (or held) never changes: it is what its payment took, less the fee.
+    if (
+      (m.status === 'paid' || m.status === 'authorized') &&
+      p &&
+      p.amountCents - p.feeCents !== m.amountCents
+    )
+      bad(
+        `${who} is ${m.status} with a share of ${money(m.amountCents, cur)}, but its ${p.kind} ${p.id} took ${p.amountCents} (share ${p.amountCents - p.feeCents}, fee ${p.feeCents}).`,
+      );
     if (session.status === 'funded' && m.amountCents > 0 && m.status !== 'paid')
       bad(`${who} owes ${money(m.amountCents, cur)} and is ${m.status}, but the session is funded.`);
     switch (m.status) {

@@ -165,6 +165,44 @@ for (const dialect of DIALECTS) {
       });
     });
 
+    test('a paid share changed by hand, the total still adding up, is no longer what its payment took', async () => {
+      await withApp(dialect, async (t) => {
+        const g = await fundedImmediate(t);
+        const sid = g.created.session_id;
+        const [one, two] = [shareOf(g, 1).id, shareOf(g, 2).id];
+        const shares = await t.deps.db.kysely
+          .selectFrom('members')
+          .select(['id', 'amount_cents'])
+          .where('id', 'in', [one, two])
+          .execute();
+        const amountOf = (id: string) => shares.find((m) => m.id === id)?.amount_cents as number;
+        // 34 minor units moved from one paid member to another: the shares still add up to the total.
+        await t.deps.db.kysely
+          .updateTable('members')
+          .set({ amount_cents: amountOf(one) - 34 })
+          .where('id', '=', one)
+          .execute();
+        await t.deps.db.kysely
+          .updateTable('members')
+          .set({ amount_cents: amountOf(two) + 34 })
+          .where('id', '=', two)
+          .execute();
+
+        const report = await reconcile(t.deps);
+        assert.equal(report.ok, false);
+        for (const member of [one, two]) {
+          const found = report.mismatches.filter(
+            (m) => m.kind === 'status_mismatch' && m.session_id === sid && m.detail.includes(member),
+          );
+          assert.equal(found.length, 1, JSON.stringify(report.mismatches));
+          assert.match(
+            found[0]?.detail as string,
+            /is paid with a share of \d+ USD minor units, but its charge/,
+          );
+        }
+      });
+    });
+
     test('a charge at the processor that no attempt names is money taken without a record', async () => {
       await withApp(dialect, async (t) => {
         await fundedImmediate(t);
