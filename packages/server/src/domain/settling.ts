@@ -26,6 +26,11 @@ export interface AttemptFacts {
   error?: string | null;
   /** A refund the processor took but has not finished. */
   pending?: boolean;
+  /**
+   * The status of the payer's dispute of this payment (a charge or hold), when the reader attached the
+   * session's disputes (withDisputes): what decides whether a closed session refunds it.
+   */
+  dispute?: 'needs_response' | 'won' | 'lost';
   createdAt: number;
   updatedAt: number;
 }
@@ -79,20 +84,57 @@ export const awaitsAuthentication = (a: Pick<AttemptFacts, 'state' | 'clientSecr
   a.state === 'started' && a.clientSecret !== null;
 
 /**
- * A refund the processor took and later reported failed leaves the member paid with the money back with
- * us; it is not tried again by itself (the card it went to is closed, as a rule), but waits for an
- * operator (docs/operations.md#a-refund-failed). True when the member's latest refund try is such a one.
+ * The attempts with the status of each payment's dispute set on it (the latest dispute of that payment):
+ * the settling rules read them there (refundBlocked).
+ */
+export function withDisputes<A extends AttemptFacts>(
+  attempts: readonly A[],
+  disputes: readonly { attemptId: string; status: NonNullable<AttemptFacts['dispute']> }[],
+): A[] {
+  if (disputes.length === 0) return [...attempts];
+  const status = new Map(disputes.map((d) => [d.attemptId, d.status]));
+  return attempts.map((a) => {
+    const dispute = status.get(a.id);
+    return dispute === undefined ? a : { dispute, ...a };
+  });
+}
+
+/**
+ * A payment its payer disputed with their bank is not ours to refund while the dispute is open, nor once
+ * the merchant lost it: the bank returns the money through the dispute, and a refund would return it
+ * twice (Stripe refuses to refund a disputed charge). Once the merchant won it, the money is back and a
+ * closed session refunds it as any other (docs/decisions.md#disputes).
+ */
+export const disputedAway = (payment: Pick<AttemptFacts, 'dispute'>): boolean =>
+  payment.dispute !== undefined && payment.dispute !== 'won';
+
+/**
+ * Whether the settling leaves a paid member's refund alone. A refund the processor took and later
+ * reported failed leaves the member paid with the money back with us; it is not tried again by itself (the
+ * card it went to is closed, as a rule), but waits for an operator (docs/operations.md#a-refund-failed).
+ * A payment under a dispute not won is returned by the payer's bank, not by us (disputedAway).
  */
 export function refundBlocked(attempts: readonly AttemptFacts[], memberId: string): boolean {
   const payment = paymentOf(attempts, memberId);
   if (!payment) return false;
+  if (disputedAway(payment)) return true;
+  return refundFailedLater(attempts, memberId, payment);
+}
+
+/** Whether the member's latest refund try of `payment` was taken by the processor, then failed. */
+function refundFailedLater(
+  attempts: readonly AttemptFacts[],
+  memberId: string,
+  payment: AttemptFacts,
+): boolean {
   const last = triesOf(attempts, { kind: 'refund', memberId, payment }).at(-1);
   return last !== undefined && last.state === 'failed' && last.processorId !== null;
 }
 
 /**
  * A closed or funded session's members are settled when none holds money or a payment in flight; a
- * member whose taken refund failed waits for an operator, not for the settling.
+ * member whose taken refund failed waits for an operator, not for the settling, and a disputed payment
+ * is the bank's to return (refundBlocked).
  */
 export const holdsMoney = (m: MemberFacts, attempts: readonly AttemptFacts[] = []): boolean =>
   m.payingAttemptId !== null ||
@@ -281,9 +323,11 @@ export function refundsOf(
     const payment = paymentOf(attempts, m.id);
     if (!payment) continue;
     const tries = triesOf(attempts, { kind: 'refund', memberId: m.id, payment });
+    // A payment disputed away is returned by the payer's bank: no refund of ours, unless one was made.
+    if (tries.length === 0 && disputedAway(payment)) continue;
     const done = tries.find((a) => a.state === 'succeeded');
     const last = tries.at(-1);
-    const blocked = refundBlocked(attempts, m.id);
+    const blocked = refundFailedLater(attempts, m.id, payment);
     refunds.push({
       id: done?.processorId ?? (blocked ? (last?.processorId ?? null) : null),
       memberId: m.id,

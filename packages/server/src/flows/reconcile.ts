@@ -14,7 +14,7 @@ import {
   money,
   type SessionCheck,
 } from '../domain/reconciliation.ts';
-import { awaitsAuthentication } from '../domain/settling.ts';
+import { awaitsAuthentication, withDisputes } from '../domain/settling.ts';
 import { type Attempt, findAttemptByKey, listSessionAttempts } from '../store/attempts.ts';
 import { listSessionDisputes } from '../store/disputes.ts';
 import { listSessionLedgerLines, listUnbalancedEntries, sumLedgerByCurrency } from '../store/ledger.ts';
@@ -157,7 +157,14 @@ export async function reconcile(
       for (const [entryId, sum] of entries)
         if (sum !== 0) found.push(unbalancedEntry({ entryId, sessionId: id, sum }));
     }
-    const check = { session, members, attempts, disputes, merchant: merchants.get(session.merchantId) };
+    const check = {
+      session,
+      members,
+      // A closed session's disputed payments are not refunded (domain/settling.ts refundBlocked).
+      attempts: withDisputes(attempts, disputes),
+      disputes,
+      merchant: merchants.get(session.merchantId),
+    };
     found.push(...checkLedger(check, lines), ...checkStatuses(check));
     found.push(...(await checkProcessor(deps, check, looked)));
     mismatches.push(...found);

@@ -30,6 +30,7 @@ import {
   nextSettleAt,
   owesOnlyRecovery,
   recoveryAt,
+  withDisputes,
 } from '../domain/settling.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { ids } from '../ids.ts';
@@ -45,7 +46,13 @@ import {
   listSessionAttempts,
   settleAttempt,
 } from '../store/attempts.ts';
-import { closeDispute, type Dispute, findDispute, insertDispute } from '../store/disputes.ts';
+import {
+  closeDispute,
+  type Dispute,
+  findDispute,
+  insertDispute,
+  listSessionDisputes,
+} from '../store/disputes.ts';
 import { insertLedgerLines } from '../store/ledger.ts';
 import {
   findMemberById,
@@ -120,12 +127,19 @@ export const settlingTimes = (deps: Pick<Deps, 'config'>) => ({
   authTimeoutMs: deps.config.paymentAuthTimeoutMs,
 });
 
-/** The members and attempts of `session`, read in `db` (a transaction holding its lock, or not). */
+/**
+ * The members and attempts of `session`, read in `db` (a transaction holding its lock, or not). A closed
+ * session's payments carry the status of their disputes: whether one is refunded depends on it
+ * (domain/settling.ts refundBlocked); nothing else is refunded, so the others are read without.
+ */
 export async function readMoneyState(db: Executor, session: Session): Promise<MoneyState> {
+  const members = await listMembers(db, session.id);
+  const attempts = await listSessionAttempts(db, session.id);
+  const closed = session.status === 'cancelled' || session.status === 'expired';
   return {
     session,
-    members: await listMembers(db, session.id),
-    attempts: await listSessionAttempts(db, session.id),
+    members,
+    attempts: closed ? withDisputes(attempts, await listSessionDisputes(db, session.id)) : attempts,
   };
 }
 
@@ -637,4 +651,8 @@ async function bookDispute(
     },
     now,
   );
+  // A closed session's refund of this payment waits while the dispute is open, is owed again once the
+  // merchant won it, and is never owed once they lost it (domain/settling.ts refundBlocked): its closing
+  // and its settling are decided again.
+  await scheduleSettlement(deps, trx, await finishIfSettled(deps, trx, state, now), now);
 }

@@ -5,7 +5,7 @@ import { toIso } from '../clock.ts';
 import { chargeAmount, consumerFee } from '../domain/fees.ts';
 import { paidAmountOf } from '../domain/members.ts';
 import { formatRate } from '../domain/money.ts';
-import { chargeIds, paymentOf, type RefundFacts, refundsOf } from '../domain/settling.ts';
+import { chargeIds, paymentOf, type RefundFacts, refundsOf, withDisputes } from '../domain/settling.ts';
 import type { Attempt } from '../store/attempts.ts';
 import type { Delivery, DeliveryAttempt } from '../store/deliveries.ts';
 import type { Dispute } from '../store/disputes.ts';
@@ -107,7 +107,7 @@ function moneyToWire(
     charges: chargeIds(attempts),
     transfer: transfer?.processorId ?? null,
     disputes: disputes.map(disputeToWire),
-    refunds: refundsOf(session, members, attempts).map(refundToWire),
+    refunds: refundsOf(session, members, withDisputes(attempts, disputes)).map(refundToWire),
   };
 }
 

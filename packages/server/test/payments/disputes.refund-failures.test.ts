@@ -145,6 +145,68 @@ for (const dialect of DIALECTS) {
       await assertReconciled(t);
     });
 
+    /** A group of two whose second share is paid with the disputed card, its dispute open. */
+    const disputedGroup = async () => {
+      const g = await equalGroup(t, ['Ada', 'Ben']);
+      const ben = g.shares[1];
+      await payOk(t, ben.shareId, CARDS.disputed);
+      clock.advance(3_000);
+      assert.equal(await handleDueProcessorEvents(t.deps), 1);
+      const [dispute] = (await merchantSession(t, g.created.session_id)).disputes;
+      assert.equal(dispute.status, 'needs_response');
+      return { g, ben, dispute };
+    };
+    const types = async (sessionId: string) => (await eventRows(t, sessionId)).map((e) => e.type);
+    const closeDispute = async (id: string, status: 'won' | 'lost') => {
+      const res = await t.request('POST', `/v1/test_helpers/disputes/${id}/close`, {
+        key: t.merchant.secretKey,
+        body: { status },
+      });
+      assert.equal(res.status, 200, res.text);
+    };
+
+    test('a cancelled session does not refund a payment under dispute: lost, the bank returned it; won, the refund follows', async () => {
+      for (const outcome of ['lost', 'won'] as const) {
+        const { g, ben, dispute } = await disputedGroup();
+        const sid = g.created.session_id;
+        const cancelled = await t.request('POST', `/v1/sessions/${sid}/cancel`, {
+          key: t.merchant.secretKey,
+        });
+        assert.equal(cancelled.status, 200, cancelled.text);
+        // The payer's bank is returning the money through the dispute: a refund would return it twice.
+        assert.deepEqual(cancelled.body.refunds, [], outcome);
+        let view = await merchantSession(t, sid);
+        assert.equal(view.status, 'cancelled');
+        assert.equal(view.group.members[1].status, 'paid');
+        assert.deepEqual(view.refunds, []);
+        assert.equal((await types(sid)).filter((type) => type === 'group.cancelled').length, 1, 'closed');
+        await assertReconciled(t);
+
+        await closeDispute(dispute.id, outcome);
+        clock.advance(1_000);
+        await settleDueSessions(t.deps);
+        view = await merchantSession(t, sid);
+        const refunded = (await types(sid)).filter((type) => type === 'group.share_refunded');
+        if (outcome === 'lost') {
+          // The bank gave the payer their money back for good: nothing more of ours.
+          assert.equal(view.group.members[1].status, 'paid');
+          assert.deepEqual(view.refunds, []);
+          assert.equal(refunded.length, 0);
+          assert.equal(await ledger(sid, 'dispute_losses'), -ben.due);
+        } else {
+          // The merchant won: the money is back with us, and the payer of a cancelled order is refunded.
+          assert.equal(view.group.members[1].status, 'refunded');
+          assert.equal(view.refunds.length, 1);
+          assert.equal(view.refunds[0].member_id, ben.id);
+          assert.equal(view.refunds[0].status, 'succeeded');
+          assert.equal(view.refunds[0].amount_cents, ben.due);
+          assert.equal(refunded.length, 1);
+        }
+        assert.equal((await types(sid)).filter((type) => type === 'group.cancelled').length, 1);
+        await assertReconciled(t);
+      }
+    });
+
     test("closing a dispute: another merchant's is 404, an unknown one 404, a bad status 400", async () => {
       const other = await t.createMerchant({ name: 'Other Shop' });
       const g = await equalGroup(t, ['Ada', 'Ben']);
