@@ -263,6 +263,11 @@ export function checkStatuses(c: SessionCheck): Mismatch[] {
       bad(
         `Dispute ${d.id} of session ${sid} names payment ${d.attemptId} of member ${d.memberId}, which is not a payment of theirs that succeeded.`,
       );
+    // The bank returned a lost dispute's amount to the payer: a refund of that payment too returned it twice.
+    else if (d.status === 'lost' && succeeded('refund', d.memberId, payment.processorId))
+      bad(
+        `Payment ${payment.id} of member ${d.memberId} (session ${sid}) was refunded, and its dispute ${d.id} was lost as well: the payer got ${money(d.amountCents, cur)} back twice.`,
+      );
   }
   return out;
 }

@@ -6,9 +6,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { verifyWebhook } from '@group-checkout/node';
 import { handleDueProcessorEvents } from '../../src/flows/processor-events.ts';
+import { reconcile } from '../../src/flows/reconcile.ts';
 import { startDispatcher } from '../../src/jobs/dispatcher.ts';
 import type { Loop } from '../../src/jobs/loop.ts';
 import { settleDueSessions } from '../../src/jobs/settle.ts';
+import { insertDispute } from '../../src/store/disputes.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { DIALECTS } from '../helpers/databases.ts';
@@ -207,6 +209,47 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test('reconcile names a payment both refunded and lost to a dispute: returned twice', async () => {
+      const g = await equalGroup(t, ['Ada', 'Ben']);
+      const ben = g.shares[1];
+      await payOk(t, ben.shareId);
+      const sid = g.created.session_id;
+      const cancelled = await t.request('POST', `/v1/sessions/${sid}/cancel`, { key: t.merchant.secretKey });
+      assert.equal(cancelled.body.refunds[0].status, 'succeeded', cancelled.text);
+      // A lost dispute on the refunded charge, as data written before disputes held refunds back would be.
+      const charge = await t.deps.db.kysely
+        .selectFrom('attempts')
+        .selectAll()
+        .where('member_id', '=', ben.id)
+        .where('kind', '=', 'charge')
+        .executeTakeFirstOrThrow();
+      await t.deps.db.kysely.transaction().execute((trx) =>
+        insertDispute(trx, {
+          id: 'dp_twice',
+          merchantId: t.merchant.merchant.id,
+          sessionId: sid,
+          memberId: ben.id,
+          attemptId: charge.id,
+          amountCents: charge.amount_cents,
+          currency: charge.currency,
+          reason: 'fraudulent',
+          status: 'lost',
+          createdAt: clock.now(),
+          updatedAt: clock.now(),
+          closedAt: clock.now(),
+        }),
+      );
+      const report = await reconcile(t.deps);
+      const twice = report.mismatches.filter(
+        (m) => m.kind === 'status_mismatch' && /back twice/.test(m.detail),
+      );
+      assert.equal(twice.length, 1, JSON.stringify(report.mismatches));
+      assert.equal(twice[0]?.session_id, sid);
+      assert.match(twice[0]?.detail as string, /dispute dp_twice was lost/);
+      await t.deps.db.kysely.deleteFrom('disputes').where('id', '=', 'dp_twice').execute();
+      await assertReconciled(t);
+    });
+
     test("closing a dispute: another merchant's is 404, an unknown one 404, a bad status 400", async () => {
       const other = await t.createMerchant({ name: 'Other Shop' });
       const g = await equalGroup(t, ['Ada', 'Ben']);
@@ -255,6 +298,8 @@ for (const dialect of DIALECTS) {
       const share = await t.request('GET', `/api/v1/shares/${ben.shareId}`);
       assert.match(share.body.failure, /could not reach your card/);
       await assertReconciled(t);
+      // Delivered before the clock moves on an hour: a delivery signed an hour ahead would not verify.
+      await eventually(async () => received('group.share_refund_failed').length === 1);
 
       // Not tried again by itself: an operator decides.
       clock.advance(3_600_000);
