@@ -5,6 +5,19 @@ import { BlockList, isIP } from 'node:net';
 
 export class ConfigError extends Error {}
 
+/** The points a crash test may stop the process at (SANDBOX_CRASH_AT, docs/operations.md#crash-points). */
+export const CRASH_POINTS = [
+  'session-created',
+  'payment-called',
+  'capture-called',
+  'release-called',
+  'refund-called',
+  'transfer-called',
+  'processor-event-received',
+  'processor-event-kept',
+  'delivery-sent',
+] as const;
+
 export type ServiceEnv = 'sandbox' | 'production';
 
 /** Per-route limits, requests per minute per client IP (docs/api.md#rate-limits). Override with RATE_LIMIT_<NAME>. */
@@ -441,6 +454,10 @@ function readConfig(env: Env): Config {
   const crashAt = env.SANDBOX_CRASH_AT || undefined;
   if (crashAt && serviceEnv !== 'sandbox')
     throw new ConfigError('SANDBOX_CRASH_AT is for crash tests in the sandbox; unset it in production');
+  if (crashAt && !(CRASH_POINTS as readonly string[]).includes(crashAt))
+    throw new ConfigError(
+      `SANDBOX_CRASH_AT must be one of ${CRASH_POINTS.join(', ')}; got ${JSON.stringify(crashAt)}`,
+    );
   const demoShopPort = integer(env, 'SHOP_PORT', 4100, 1, 65535);
   const demoShopOn = (env.DEMO_SHOP ?? '') === '' || boolean(env, 'DEMO_SHOP');
   return {

@@ -2,7 +2,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
-import type { Config } from './config.ts';
+import type { Config, CRASH_POINTS } from './config.ts';
 import type { CounterStore } from './limits/counter.ts';
 import type { Mailer } from './mail/mailer.ts';
 import type { PaymentProcessor } from './processor/types.ts';
@@ -25,5 +25,5 @@ export interface Deps {
 }
 
 interface Faults {
-  reach(point: string): void;
+  reach(point: (typeof CRASH_POINTS)[number]): void;
 }

@@ -8,7 +8,6 @@ import { openRuntime } from './runtime.ts';
 export async function serve(config: Config): Promise<void> {
   const deps = await openRuntime(config);
   warnAboutConfig(deps);
-  await ensureDemoMerchant(deps);
   const app = await buildApp(deps);
   // Routes compile their schemas when the app gets ready, a second or two of solid work on a busy
   // machine: done before the workers start, so that no webhook's send timeout runs out meanwhile.
@@ -28,7 +27,20 @@ export async function serve(config: Config): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   // Started by scripts/start.mjs (an IPC channel): stop when it is gone, rather than live on orphaned.
   process.once('disconnect', () => void shutdown('disconnect'));
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // The address is taken, or not this machine's: one line naming the setting, as a bad value gets.
+    const why = listenProblem(error, config);
+    if (!why) throw error;
+    closing = true;
+    await workers.stop();
+    await app.close();
+    await deps.close();
+    throw new ConfigError(why);
+  }
+  // Once the address is ours: a sign-in link and a demo shop's settings name this server's URL.
+  await ensureDemoMerchant(deps);
   deps.logger.info(
     { api: config.publicBaseUrl, pay: config.publicPayUrl, env: config.serviceEnv, db: deps.db.dialect },
     'group checkout listening',
@@ -36,6 +48,25 @@ export async function serve(config: Config): Promise<void> {
   // scripts/start.mjs (npm start) waits for this before it starts the demo shop beside us, on the
   // settings made for this database.
   process.send?.({ type: 'listening', demoShopFile: demoShopFileOf(config.databaseUrl) });
+}
+
+/** Why the server could not listen on HOST:PORT, in the words of the setting to change; undefined if not that. */
+function listenProblem(error: unknown, config: Config): string | undefined {
+  const { port, host } = config;
+  switch ((error as { code?: string } | null)?.code) {
+    case 'EADDRINUSE':
+      return `PORT ${port} is already in use on ${host}: stop what listens there, or set PORT to another port`;
+    case 'EACCES':
+      return `PORT ${port} on ${host} needs privileges this process does not have: set PORT to 1024 or above`;
+    case 'EADDRNOTAVAIL':
+      return `HOST ${host} is not an address of this machine: set HOST to one of its addresses, 0.0.0.0 or ::`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+      return `HOST ${host} does not resolve to an address: set HOST to an address of this machine, 0.0.0.0 or ::`;
+    default:
+      return undefined;
+  }
 }
 
 /** What start-up lets through but an operator should hear of (docs/operations.md#going-to-production). */

@@ -1,6 +1,7 @@
 // The group-checkout CLI, run as an operator runs it: a child process on a real database. Its answer goes
 // to stdout (one JSON object with --json), an error is one line on stderr and a non-zero exit.
 import assert from 'node:assert/strict';
+import { type AddressInfo, createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { signCart } from '@group-checkout/node';
 import { PRODUCTION_STRIPE, startTestApp, TEST_SECRETS_KEY, type TestApp } from './helpers/app.ts';
@@ -261,6 +262,33 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('group-checkout serve where it cannot listen', () => {
+  test('a PORT in use, or a HOST that is no address, is one line naming the setting, exit 2', async () => {
+    const database = await sqliteCase.create();
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    const env = { DATABASE_URL: database.url, DEMO_SHOP: '0', LOG_LEVEL: 'warn' };
+    try {
+      const taken = await cli(['serve'], { ...env, PORT: String(port) });
+      assert.equal(taken.code, 2, taken.stderr);
+      assert.equal(
+        taken.stderr,
+        `group-checkout: PORT ${port} is already in use on 127.0.0.1: stop what listens there, or set PORT to another port\n`,
+      );
+      const nowhere = await cli(['serve'], { ...env, PORT: '0', HOST: 'not_a_host.invalid' });
+      assert.equal(nowhere.code, 2, nowhere.stderr);
+      assert.match(
+        nowhere.stderr,
+        /^group-checkout: HOST not_a_host\.invalid does not resolve to an address: [^\n]+\n$/,
+      );
+    } finally {
+      busy.close();
+      await database.drop();
+    }
+  });
+});
 
 describe('group-checkout CLI errors', () => {
   test('usage errors print one line to stderr and exit non-zero', async () => {

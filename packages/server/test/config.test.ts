@@ -127,6 +127,7 @@ describe('loadConfig', () => {
     ['STRIPE_SECRET_KEY', 'pk_test_123'],
     ['LOG_LEVEL', 'verbose'],
     ['SWEEP_INTERVAL_MS', '5'],
+    ['SANDBOX_CRASH_AT', 'bogus-point'],
   ];
 
   for (const [name, value] of BAD) {
