@@ -93,5 +93,14 @@ describe('group-checkout listen', () => {
       }),
       /API key/i,
     );
+    // Without --api-base the API is the server's own default address, on its PORT: a refused key there
+    // proves the request reached this test's server.
+    assertOneLineError(
+      await cli(['listen', '--forward-to', 'http://localhost:3000/hooks'], {
+        GROUP_CHECKOUT_API_KEY: 'svc_sk_test_wrong',
+        PORT: new URL(t.baseUrl).port,
+      }),
+      /API key/i,
+    );
   });
 });

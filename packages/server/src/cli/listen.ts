@@ -38,7 +38,8 @@ export const listen: Command = {
       values['api-base'] ??
       process.env.GROUP_CHECKOUT_API_BASE ??
       process.env.PUBLIC_BASE_URL ??
-      'http://localhost:4000/v1';
+      // The server's own default: its PORT on this machine (README.md#configuration).
+      `http://localhost:${/^\d+$/.test(process.env.PORT ?? '') ? process.env.PORT : '4000'}/v1`;
     const events = (values.events ?? '').split(',').filter(Boolean);
     const unknown = events.filter((type) => !(EVENT_TYPES as readonly string[]).includes(type));
     if (unknown.length > 0)
