@@ -20,6 +20,23 @@ const countsAsPaid = (status: MemberStatus): boolean => status === 'paid' || sta
 export const paidAmountOf = (members: readonly Pick<MemberFacts, 'amountCents' | 'status'>[]): number =>
   members.reduce((sum, m) => sum + (countsAsPaid(m.status) ? m.amountCents : 0), 0);
 
+/** How far a group is, as a share's page shows it without naming the others (docs/api.md#pay-page-api). */
+export interface GroupProgress {
+  size: number;
+  /** Members whose share counts as paid (paid, or authorized under on_funded). */
+  paidCount: number;
+  /** Sum of the shares that count as paid (paidAmountOf). */
+  paidCents: number;
+}
+
+export const progressOf = (
+  members: readonly Pick<MemberFacts, 'amountCents' | 'status'>[],
+): GroupProgress => ({
+  size: members.length,
+  paidCount: members.filter((m) => countsAsPaid(m.status)).length,
+  paidCents: paidAmountOf(members),
+});
+
 /**
  * Matches the members of a group set-up to the group's current members. Member 0 is the organizer
  * (matched to the current organizer when it names no id); others are matched by `id` when they give

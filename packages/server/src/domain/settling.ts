@@ -105,7 +105,7 @@ export function withDisputes<A extends AttemptFacts>(
  * twice (Stripe refuses to refund a disputed charge). Once the merchant won it, the money is back and a
  * closed session refunds it as any other (docs/decisions.md#disputes).
  */
-export const disputedAway = (payment: Pick<AttemptFacts, 'dispute'>): boolean =>
+const disputedAway = (payment: Pick<AttemptFacts, 'dispute'>): boolean =>
   payment.dispute !== undefined && payment.dispute !== 'won';
 
 /**

@@ -6,6 +6,7 @@ import type { Deps } from '../deps.ts';
 import { checkCard } from '../domain/card.ts';
 import { formatMinorUnits } from '../domain/currencies.ts';
 import { consumerFee } from '../domain/fees.ts';
+import type { GroupProgress } from '../domain/members.ts';
 import { ServiceError } from '../errors.ts';
 import { ids } from '../ids.ts';
 import type { DeclineCode, PaymentSource } from '../processor/types.ts';
@@ -37,6 +38,8 @@ export interface PaidShare {
   session: Session;
   member: Member;
   attempt: Attempt;
+  /** How far the group is once this payment is recorded. */
+  progress: GroupProgress;
 }
 
 /** Why a member's share cannot be paid now, by its status. */
@@ -161,6 +164,7 @@ export async function payShare(
     session: r.session,
     member: r.member as Member,
     attempt: r.attempt,
+    progress: r.progress,
   });
   // Only a payment that went through is the answer to keep; refusals are stored as errors by the API.
   const recorded = await recordOutcome(deps, attempt, outcome, {

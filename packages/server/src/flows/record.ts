@@ -19,7 +19,7 @@ import {
   releaseEntry,
   transferEntry,
 } from '../domain/ledger.ts';
-import { paidAmountOf } from '../domain/members.ts';
+import { type GroupProgress, paidAmountOf, progressOf } from '../domain/members.ts';
 import type { MemberStatus } from '../domain/session-state.ts';
 import {
   chargeIds,
@@ -105,6 +105,8 @@ export interface Recorded {
   attempt: Attempt;
   /** False when the outcome was unknown, or another process had already recorded this attempt. */
   recorded: boolean;
+  /** How far the group is as the record left it: a payer's answer shows it (docs/api.md#pay-page-api). */
+  progress: GroupProgress;
   /**
    * The session with its members and attempts as the record's transaction left them, when it read them
    * all (not when it read only its group's sums): the settling that follows starts from it rather than
@@ -229,7 +231,9 @@ export async function recordOutcome<R>(
           : findMemberById(trx, attempt.memberId);
     const unrecorded = async (): Promise<Recorded> => {
       const current = (await findAttempt(trx, attempt.id)) ?? attempt;
-      return { session, member: await memberOf(), attempt: current, recorded: false };
+      const { size, paidCents, paid, authorized } = await sumGroup(trx, session.id);
+      const progress = { size, paidCents, paidCount: paid + authorized };
+      return { session, member: await memberOf(), attempt: current, recorded: false, progress };
     };
     if (outcome.status === 'unknown') return unrecorded();
     if (outcome.status === 'action_required') {
@@ -251,6 +255,7 @@ export async function recordOutcome<R>(
         member: await memberOf(state.members),
         attempt: waiting,
         recorded: true,
+        progress: progressOf(state.members),
         state,
       };
     }
@@ -277,7 +282,13 @@ export async function recordOutcome<R>(
       for (const type of events) await recordEvent(deps.db.events, trx, type, snapshot, now);
       const next = recoveryAt(live.started, settlingTimes(deps));
       if (next !== session.settleAfter) await scheduleSettling(trx, session.id, next);
-      recorded = { session: { ...session, settleAfter: next }, member, attempt: settled, recorded: true };
+      recorded = {
+        session: { ...session, settleAfter: next },
+        member,
+        attempt: settled,
+        recorded: true,
+        progress: { size: group.size, paidCount: group.paid + group.authorized, paidCents: group.paidCents },
+      };
     } else {
       let state = await readMoneyState(trx, session);
       // The session is funded before the outcome's events are written, so that they report the session
@@ -301,6 +312,7 @@ export async function recordOutcome<R>(
         member: await memberOf(state.members),
         attempt: settled,
         recorded: true,
+        progress: progressOf(state.members),
         state,
       };
     }

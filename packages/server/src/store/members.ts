@@ -89,6 +89,8 @@ export async function listMembers(db: Executor, sessionId: string): Promise<Memb
 export interface GroupSums extends GroupCounts {
   /** Shares paid or authorized, in minor units (domain/members.ts paidAmountOf). */
   paidCents: number;
+  /** Members in the group. */
+  size: number;
 }
 
 /**
@@ -99,6 +101,7 @@ export interface GroupSums extends GroupCounts {
 export async function sumGroup(db: Executor, sessionId: string): Promise<GroupSums> {
   const row = await sumQuery.first(db, { sessionId });
   return {
+    size: Number(row?.size ?? 0),
     paidCents: Number(row?.paid_cents ?? 0),
     paid: Number(row?.paid ?? 0),
     authorized: Number(row?.authorized ?? 0),
@@ -111,6 +114,7 @@ const sumQuery = prepared((db, p: { sessionId: string }) =>
   db
     .selectFrom('members')
     .select([
+      sql<number>`count(*)`.as('size'),
       sql<number>`coalesce(sum(case when status in ('paid', 'authorized') then amount_cents else 0 end), 0)`.as(
         'paid_cents',
       ),

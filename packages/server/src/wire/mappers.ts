@@ -3,7 +3,7 @@
 import type { Cart } from '@group-checkout/node';
 import { toIso } from '../clock.ts';
 import { chargeAmount, consumerFee } from '../domain/fees.ts';
-import { paidAmountOf } from '../domain/members.ts';
+import { type GroupProgress, paidAmountOf, progressOf } from '../domain/members.ts';
 import { formatRate } from '../domain/money.ts';
 import { chargeIds, paymentOf, type RefundFacts, refundsOf, withDisputes } from '../domain/settling.ts';
 import type { Attempt } from '../store/attempts.ts';
@@ -238,7 +238,8 @@ export function shareToWire(
   member: Member,
   merchantName: string,
   attempts: readonly Attempt[] = [],
-  members?: readonly Member[],
+  /** The group, or how far it is: the share shows its progress without naming the others. */
+  group?: readonly Member[] | GroupProgress,
 ) {
   return {
     share_id: member.shareId,
@@ -264,16 +265,16 @@ export function shareToWire(
       items: member.items?.map((i) => ({ item_index: i.itemIndex, quantity: i.quantity })) ?? null,
       basis_points: member.basisPoints,
     },
-    ...(members ? { group: shareGroupToWire(session, members) } : {}),
+    ...(group ? { group: shareGroupToWire(session, 'paidCount' in group ? group : progressOf(group)) } : {}),
   };
 }
 
 /** How far the payer's group is, without who the others are: a share link shows only its own member. */
-const shareGroupToWire = (session: Session, members: readonly Member[]) => ({
-  size: members.length,
-  paid_count: members.filter((m) => m.status === 'paid' || m.status === 'authorized').length,
+const shareGroupToWire = (session: Session, progress: GroupProgress) => ({
+  size: progress.size,
+  paid_count: progress.paidCount,
   total_cents: session.totalCents,
-  ...amountsToWire(session, paidAmountOf(members)),
+  ...amountsToWire(session, progress.paidCents),
 });
 
 export type PageRole = 'organizer' | 'member';

@@ -60,10 +60,31 @@ for (const dialect of DIALECTS) {
       assert.equal(view.group.pending_amount, 10_000 - 3334);
       const events = (await eventRows(t, g.created.session_id)).map((e) => e.type);
       assert.deepEqual(events, ['group.created', 'group.share_paid']);
-      // The share page shows the payment too.
+      // The share page shows the payment too, and the answer was the share as the page shows it.
       const afterwards = await share(ada.shareId);
       assert.equal(afterwards.body.member.status, 'paid');
       assert.equal(afterwards.body.payment.card_last4, '4242');
+      const { request_id: _a, ...answered } = res.body;
+      const { request_id: _b, ...shown } = afterwards.body;
+      assert.deepEqual(answered, shown);
+      assert.deepEqual(res.body.group, {
+        size: 3,
+        paid_count: 1,
+        total_cents: 10_000,
+        paid_amount: 3334,
+        pending_amount: 10_000 - 3334,
+      });
+      // The last share's answer shows the group complete.
+      await payOk(t, g.shares[1].shareId);
+      const last = await payOk(t, g.shares[2].shareId);
+      assert.equal(last.body.session_status, 'funded');
+      assert.deepEqual(last.body.group, {
+        size: 3,
+        paid_count: 3,
+        total_cents: 10_000,
+        paid_amount: 10_000,
+        pending_amount: 0,
+      });
     });
 
     for (const [number, declineCode, sentence] of DECLINES) {

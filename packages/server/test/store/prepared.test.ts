@@ -137,6 +137,7 @@ for (const dialect of DIALECTS) {
           assert.deepEqual(await sumGroup(db, sessionId), {
             ...countGroup(members),
             paidCents: paidAmountOf(members),
+            size: members.length,
           });
         }),
         { numRuns: 40 },

@@ -73,7 +73,7 @@ export function register(app: App, deps: Deps) {
       // is at hand for the answer, which is rendered inside the payment's transaction.
       const { member, merchantName } = await loadShareToPay(deps, request.params.shareId);
       const toWire = (paid: PaidShare) =>
-        shareToWire(paid.session, paid.member, merchantName, [paid.attempt]);
+        shareToWire(paid.session, paid.member, merchantName, [paid.attempt], paid.progress);
       return withAnswer(request, toWire, (answer) => payShare(deps, member, source, answer, expected));
     },
   );
