@@ -9,6 +9,17 @@ interface OpenApiRequestBody {
   content?: Record<string, { schema?: Record<string, unknown> }>;
 }
 
+interface OpenApiOperation {
+  requestBody?: OpenApiRequestBody;
+  responses?: Record<string, unknown>;
+}
+
+/** What every operation that reads a body may answer besides its own: a body over the limit. */
+const BODY_TOO_LARGE = {
+  description: 'body_too_large: the body is over 256 KiB (docs/api.md#errors)',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
+
 export async function openApiDocument(app: App, config: Config) {
   await app.register(swagger, {
     openapi: {
@@ -29,7 +40,9 @@ export async function openApiDocument(app: App, config: Config) {
       if (!('openapiObject' in document)) return document.swaggerObject;
       const { openapiObject } = document;
       for (const item of Object.values(openapiObject.paths ?? {})) {
-        for (const operation of Object.values(item ?? {}) as { requestBody?: OpenApiRequestBody }[]) {
+        for (const operation of Object.values(item ?? {}) as OpenApiOperation[]) {
+          // A body is read before it is checked: any route that takes one may answer 413.
+          if (operation.requestBody && operation.responses) operation.responses['413'] ??= BODY_TOO_LARGE;
           const schema = operation.requestBody?.content?.['application/json']?.schema;
           if (!schema?.['x-no-body']) continue;
           const description = String(schema.description);

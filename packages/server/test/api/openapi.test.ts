@@ -87,6 +87,30 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test('every operation that takes a body documents 413 body_too_large, which it answers', async () => {
+      let withBody = 0;
+      for (const [path, item] of Object.entries(doc.paths)) {
+        for (const [method, operation] of Object.entries(
+          item as Record<string, { requestBody?: object; responses: Record<string, object> }>,
+        )) {
+          if (!operation.requestBody) continue;
+          withBody++;
+          assert.deepEqual(
+            (operation.responses['413'] as { content: object })?.content,
+            { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+            `${method} ${path}`,
+          );
+        }
+      }
+      assert.ok(withBody >= 5, `only ${withBody} operations with a body`);
+      const big = await t.request('POST', '/v1/sessions', {
+        key: t.merchant.secretKey,
+        body: { cart: { items: [], note: 'x'.repeat(300_000) } },
+      });
+      assert.equal(big.status, 413);
+      assert.equal(big.body.code, 'body_too_large');
+    });
+
     test('every error answer of an authenticated route refers to the Error schema', () => {
       for (const [path, item] of Object.entries(doc.paths)) {
         for (const [method, operation] of Object.entries(item as Record<string, { responses: object }>)) {
