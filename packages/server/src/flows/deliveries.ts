@@ -216,7 +216,8 @@ export async function deliverChain(
     while (batch.length > 0) {
       const sent = await sendInOrder(deps, batch, sender, log, stopping, lease);
       if (sent.retryAt !== undefined) retryAt = Math.min(retryAt ?? sent.retryAt, sent.retryAt);
-      if (sent.done < batch.length || stopping() || lease.lost) break;
+      // Reading on past a delivery that was not delivered would send what is behind it first.
+      if (!sent.allDelivered || stopping() || lease.lost) break;
       // Every delivery sent so far was delivered; some may not be recorded yet: read on after them.
       const last = (batch.at(-1) as QueuedDelivery).seq;
       const now = deps.clock.now();
@@ -258,8 +259,8 @@ class Lease {
 }
 
 /**
- * Sends deliveries in order until one is not delivered (or the dispatcher stops); answers how many it
- * attempted and the soonest retry it scheduled.
+ * Sends deliveries in order until one is not delivered (or the dispatcher stops); answers whether every
+ * one of the batch was delivered, and the soonest retry it scheduled.
  */
 async function sendInOrder(
   deps: Deps,
@@ -268,7 +269,7 @@ async function sendInOrder(
   log: AttemptLog,
   stopping: () => boolean,
   lease: Lease,
-): Promise<{ done: number; retryAt: number | undefined }> {
+): Promise<{ allDelivered: boolean; retryAt: number | undefined }> {
   // Side by side: on PostgreSQL two connections, two round trips at once.
   const [payloads, endpoints] = await Promise.all([
     findEventPayloads(
@@ -280,7 +281,7 @@ async function sendInOrder(
     ]),
   ]);
   let retryAt: number | undefined;
-  let done = 0;
+  let delivered = 0;
   for (const delivery of batch) {
     if (stopping() || !(await lease.ready())) break;
     const secrets = await signingSecrets(deps, delivery, endpoints);
@@ -308,15 +309,15 @@ async function sendInOrder(
       outcome = { at: now, ...result, ...nextStep(deps, delivery, result.statusCode) };
     }
     log.add({ delivery, outcome });
-    done++;
     if (outcome.nextAttemptAt !== null) retryAt = outcome.nextAttemptAt;
     if (outcome.statusCode === 410 && delivery.webhookId) {
       await log.flushed();
       await disableEndpoint(deps, delivery.webhookId, outcome.at);
     }
     if (outcome.state !== 'delivered') break;
+    delivered++;
   }
-  return { done, retryAt };
+  return { allDelivered: delivered === batch.length, retryAt };
 }
 
 /**

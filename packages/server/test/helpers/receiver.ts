@@ -22,8 +22,8 @@ export interface Received {
 export type Behaviour =
   | { kind: 'ok' }
   | { kind: 'status'; status: number }
-  /** Answers `status` (default 500) to the first `times` requests, then 200. */
-  | { kind: 'fail-first'; times: number; status?: number }
+  /** Answers `status` (default 500) to the first `times` requests (after `ms`, if given), then 200. */
+  | { kind: 'fail-first'; times: number; status?: number; ms?: number }
   /** Never answers (the request hangs until the sender gives up). */
   | { kind: 'hang' }
   /** Answers 200 after `ms`. */
@@ -124,7 +124,7 @@ export class Receiver {
         return;
       case 'fail-first':
         if (number <= b.times) {
-          res.writeHead(b.status ?? 500).end('not yet');
+          setTimeout(() => res.writeHead(b.status ?? 500).end('not yet'), b.ms ?? 0);
           return;
         }
         record();

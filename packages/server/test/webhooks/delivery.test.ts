@@ -174,6 +174,34 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test('an event committed while the one before it is failing waits for that one: never delivered first', async () => {
+      const m = await t.createMerchant({ name: 'Queue Shop' });
+      // The first request is answered 500 after 300 ms: the second event is committed meanwhile.
+      const receiver = await Receiver.start({ kind: 'fail-first', times: 1, status: 500, ms: 300 });
+      try {
+        await register(t, receiver.url, ['group.created'], m.secretKey);
+        const first = await createSession({ request: t.request, merchant: m }, { via: 'secret' });
+        await eventually(async () => receiver.requests === 1, 5000, 'the first attempt, in flight');
+        const second = await createSession({ request: t.request, merchant: m }, { via: 'secret' });
+        await eventually(async () => receiver.received.length === 2, 10_000, 'both delivered');
+        const idOf = async (sessionId: string) =>
+          (
+            await t.deps.db.kysely
+              .selectFrom('events')
+              .select('id')
+              .where('session_id', '=', sessionId)
+              .executeTakeFirstOrThrow()
+          ).id;
+        assert.deepEqual(
+          receiver.received.map((r) => r.id),
+          [await idOf(first.session_id), await idOf(second.session_id)],
+          'the failed first event, retried, before the one behind it',
+        );
+      } finally {
+        await receiver.close();
+      }
+    });
+
     test('after the last retry a delivery is failed; a 3xx is a failure too', async () => {
       const m = await t.createMerchant({ name: 'Redirect Shop' });
       const receiver = await Receiver.start({ kind: 'status', status: 302 });
