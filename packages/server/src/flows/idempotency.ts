@@ -10,6 +10,7 @@ import type { Deps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { sha256 } from '../ids.ts';
 import {
+  ABANDONED_CLAIM_MS,
   type ClaimedKey,
   claimIdempotencyKey,
   deleteIdempotencyKey,
@@ -21,6 +22,13 @@ import type { Database } from '../store/schema.ts';
 
 const TTL_MS = 24 * 60 * 60 * 1000;
 const SEALED = 'sealed:v1:';
+/**
+ * Marks an answer committed with a change while the request still has work to do before it answers (a
+ * cancel's refunds): the same key is 409 idempotency_in_progress meanwhile, as for any request still
+ * running, and the request replaces it with the answer it gives (updateAnswer). Only a request that died
+ * before that leaves it, and its retry, once the claim counts as abandoned, replays it.
+ */
+const PROVISIONAL = 'provisional:';
 
 export interface IdempotencyClaim {
   scope: string;
@@ -114,7 +122,13 @@ export async function claimKey(
     return undefined;
   }
   if (existing.responseBody === null || existing.requestHash !== requestHash) return existing;
-  const body = open(claim, existing.responseBody);
+  let text = existing.responseBody;
+  if (text.startsWith(PROVISIONAL)) {
+    // The request that holds the key is still finishing (or died, past the abandon time: replay this).
+    if (existing.createdAt > now - ABANDONED_CLAIM_MS) return { ...existing, statusCode: null };
+    text = text.slice(PROVISIONAL.length);
+  }
+  const body = open(claim, text);
   if (body === undefined) {
     // Sealed under a SECRETS_KEY that is no longer configured: the answer cannot be given back.
     throw new ServiceError('idempotency_key_reused', {
@@ -143,11 +157,14 @@ export async function recordAnswer<R>(
   trx: Transaction<Database>,
   spec: AnswerSpec<R> | undefined,
   result: R,
+  /** The request answers later, with updateAnswer: until then the key is in progress (PROVISIONAL). */
+  options: { provisional?: boolean } = {},
 ): Promise<void> {
   if (!spec) return;
+  const sealed = seal(spec.claim, spec.render(result));
   const saved = await saveIdempotentResponse(trx, stored(spec.claim), {
     statusCode: 200,
-    responseBody: seal(spec.claim, spec.render(result)),
+    responseBody: options.provisional ? `${PROVISIONAL}${sealed}` : sealed,
   });
   if (!saved) {
     throw new ServiceError('idempotency_in_progress', {

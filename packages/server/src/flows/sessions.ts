@@ -348,16 +348,22 @@ export async function closeSession(
       members: state.members,
       refunds: refundsOf(state.session, state.members, state.attempts),
     };
-    await recordAnswer(trx, options.answer, result);
-    return { result, state };
+    // With refunds still to make, this is the answer only should the request die before making them: a
+    // retry meanwhile is told the request is in progress, and gets the final answer once it is given.
+    const done = result.refunds.length === 0 && result.session.settleAfter === null;
+    await recordAnswer(trx, options.answer, result, { provisional: !done });
+    return { result, state, done };
   });
   if (!closed) return undefined;
-  const { result, state } = closed;
-  if (result.refunds.length === 0 && result.session.settleAfter === null) return result;
+  const { result, state, done } = closed;
+  if (done) return result;
   // Refund now rather than at the worker's next round: the answer then shows them done.
   await settleIfDue(deps, result.session, state);
   const after = await loadMoney(deps, sessionId);
-  if (!after) return result;
+  if (!after) {
+    await updateAnswer(deps, options.answer, result);
+    return result;
+  }
   const final: ClosedSession = { refunds: refundsOf(after.session, after.members, after.attempts), ...after };
   // A retry with the same Idempotency-Key replays this answer, not the one committed with the close.
   await updateAnswer(deps, options.answer, final);

@@ -9,10 +9,12 @@ export interface IdempotencyRecord {
   requestHash: string;
   statusCode: number | null;
   responseBody: string | null;
+  /** When the request that holds the key claimed it. */
+  createdAt: number;
 }
 
 /** A claim with no answer after this long belongs to a process that died mid-request: take it over. */
-const ABANDONED_CLAIM_MS = 60_000;
+export const ABANDONED_CLAIM_MS = 60_000;
 
 /**
  * Claims (scope, key) for a new request. Answers undefined when this request now owns the key, or the
@@ -50,7 +52,12 @@ export async function claimIdempotencyKey(
     if (!row) continue;
     const abandoned = row.status_code === null && row.created_at <= now - ABANDONED_CLAIM_MS;
     if (row.expires_at > now && !abandoned) {
-      return { requestHash: row.request_hash, statusCode: row.status_code, responseBody: row.response_body };
+      return {
+        requestHash: row.request_hash,
+        statusCode: row.status_code,
+        responseBody: row.response_body,
+        createdAt: row.created_at,
+      };
     }
     // Only the row just judged, and only while it is still unanswered (or expired): a request that
     // answers it meanwhile keeps its answer.

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { signCart } from '@group-checkout/node';
 import { sha256 } from '../../src/ids.ts';
+import type { PaymentProcessor } from '../../src/processor/types.ts';
 import { RELAXED_LIMITS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { DIALECTS } from '../helpers/databases.ts';
@@ -379,5 +380,66 @@ for (const dialect of DIALECTS) {
             .executeTakeFirstOrThrow()
         ).n,
       );
+  });
+}
+
+// A cancel commits its answer with the close, then makes the refunds and answers: a retry with its key
+// meanwhile is in progress (409), never a different 200; only once the first request counts as dead
+// (its claim abandoned) does a retry get the answer committed with the close.
+for (const dialect of DIALECTS) {
+  describe(`Idempotency-Key on a cancel still refunding, on ${dialect.name}`, { skip: dialect.skip }, () => {
+    let t: TestApp;
+    const clock = manualClock(Date.now());
+    // Refunds wait at this gate: the test decides when the processor answers.
+    let reached: () => void = () => undefined;
+    let open: () => void = () => undefined;
+    const atGate = () => new Promise<void>((resolve) => (reached = resolve));
+    let gate = Promise.resolve();
+    before(async () => {
+      t = await startTestApp(dialect, {
+        clock,
+        env: { ...RELAXED_LIMITS, ...SESSION_ENV },
+        wrapProcessor: (processor: PaymentProcessor) => ({
+          ...processor,
+          refund: async (request) => {
+            reached();
+            await gate;
+            return processor.refund(request);
+          },
+        }),
+      });
+    });
+    after(() => t?.close());
+
+    test('a retry while the refunds are made is 409 in progress; after, the final answer byte for byte', async () => {
+      const g = await equalGroup(t, ['Ada', 'Ben']);
+      await payOk(t, g.shares[0].shareId);
+      const headers = { 'idempotency-key': `cancel-${Date.now()}` };
+      const cancel = () =>
+        t.request('POST', `/v1/sessions/${g.created.session_id}/cancel`, {
+          key: t.merchant.secretKey,
+          headers,
+        });
+      gate = new Promise<void>((resolve) => (open = resolve));
+      const atRefund = atGate();
+      const first = cancel();
+      await atRefund;
+      assertError(await cancel(), 409, 'idempotency_in_progress');
+
+      // The first request seems dead (its claim is past the abandon time): its close's answer is replayed.
+      clock.advance(61_000);
+      const meanwhile = await cancel();
+      assert.equal(meanwhile.status, 200, meanwhile.text);
+      assert.equal(meanwhile.headers.get('idempotent-replayed'), 'true');
+      assert.equal(meanwhile.body.refunds[0].status, 'pending');
+
+      open();
+      const answered = await first;
+      assert.equal(answered.status, 200, answered.text);
+      assert.equal(answered.body.refunds[0].status, 'succeeded');
+      const again = await cancel();
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.equal(again.text, answered.text, 'the same bytes as the first answer');
+    });
   });
 }
