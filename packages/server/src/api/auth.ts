@@ -100,6 +100,12 @@ export function allowBrowser(request: FastifyRequest, reply: FastifyReply, env: 
   reply.header('Vary', 'Origin');
 }
 
+/** A failure count in its window, as the counter store answers it. */
+interface WindowCount {
+  count: number;
+  resetMs: number;
+}
+
 /** Builds the hook that authenticates a route with the given requirement (run after its rate limit). */
 export function authenticate(deps: Deps, requirement: AuthRequirement) {
   const limits = deps.config.rateLimits;
@@ -113,8 +119,28 @@ export function authenticate(deps: Deps, requirement: AuthRequirement) {
   ): Promise<never> {
     const writes = [deps.counters.increment(`auth-ip:${clientNetwork(request.ip)}`, FAILURE_WINDOW_MS)];
     if (prefix) writes.push(deps.counters.increment(`auth-key:${prefix}`, FAILURE_WINDOW_MS));
-    await Promise.all(writes);
-    throw new ServiceError(code, { message });
+    const [byIp, byKey] = await Promise.all(writes);
+    // Judged by the count this failure's own increment answered (atomic, shared through Redis): of a burst
+    // that all passed the check before any was counted, only the failures within the limit are told why.
+    throw tooMany(byIp, byKey, 1) ?? new ServiceError(code, { message });
+  }
+
+  /**
+   * 429 too_many_failed_authentications when a count is past its limit by `past` (0: the limit's failures
+   * were made; 1: this failure is one more than it allows), else undefined.
+   */
+  function tooMany(
+    byIp: WindowCount | undefined,
+    byKey: WindowCount | undefined,
+    past: 0 | 1,
+  ): ServiceError | undefined {
+    const ipOver = byIp !== undefined && byIp.count >= limits.AUTH_FAILURES_IP + past;
+    const keyOver = byKey !== undefined && byKey.count >= limits.AUTH_FAILURES_KEY + past;
+    if (!ipOver && !keyOver) return undefined;
+    const resetMs = Math.max(ipOver ? (byIp?.resetMs ?? 0) : 0, keyOver ? (byKey?.resetMs ?? 0) : 0);
+    return new ServiceError('too_many_failed_authentications', {
+      retryAfterSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
+    });
   }
 
   return async function authHook(request: FastifyRequest): Promise<void> {
@@ -127,14 +153,8 @@ export function authenticate(deps: Deps, requirement: AuthRequirement) {
     // Past the failure limit, even a correct key from this IP or with this prefix is refused.
     const byNetwork = `auth-ip:${clientNetwork(request.ip)}`;
     const [byIp, byKey] = await deps.counters.read(prefix ? [byNetwork, `auth-key:${prefix}`] : [byNetwork]);
-    const ipLimited = byIp && byIp.count >= limits.AUTH_FAILURES_IP;
-    const keyLimited = byKey && byKey.count >= limits.AUTH_FAILURES_KEY;
-    if (ipLimited || keyLimited) {
-      const resetMs = Math.max(ipLimited ? byIp.resetMs : 0, keyLimited ? byKey.resetMs : 0);
-      throw new ServiceError('too_many_failed_authentications', {
-        retryAfterSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
-      });
-    }
+    const limited = tooMany(byIp, byKey, 0);
+    if (limited) throw limited;
 
     if (!header) return fail(request, undefined, 'missing_api_key');
     if (!key)

@@ -439,6 +439,41 @@ for (const dialect of DIALECTS) {
         });
       });
 
+      test('a burst of guesses sent at once gets no more 401s than the limits allow: the rest are 429', async () => {
+        const env = {
+          RATE_LIMIT_AUTH_FAILURES_KEY: '10',
+          RATE_LIMIT_AUTH_FAILURES_IP: '25',
+          TRUST_PROXY: 'true',
+        };
+        await withApp(dialect, { env }, async (app) => {
+          const prefix = app.merchant.secretKey.slice(0, 16);
+          // 30 guesses on one key prefix, each from its own address, all in flight together.
+          const byPrefix = await Promise.all(
+            Array.from({ length: 30 }, (_, i) =>
+              app.request('GET', '/v1/merchants/me', {
+                key: unknownKey(prefix),
+                headers: { 'x-forwarded-for': `198.51.100.${i + 1}` },
+              }),
+            ),
+          );
+          const count = (answers: { status: number }[], status: number) =>
+            answers.filter((r) => r.status === status).length;
+          assert.equal(count(byPrefix, 401), 10, byPrefix.map((r) => r.status).join(','));
+          assert.equal(count(byPrefix, 429), 20);
+          // 40 guesses from one address, each on its own prefix, all in flight together.
+          const byIp = await Promise.all(
+            Array.from({ length: 40 }, () =>
+              app.request('GET', '/v1/merchants/me', {
+                key: unknownKey(),
+                headers: { 'x-forwarded-for': '203.0.113.9' },
+              }),
+            ),
+          );
+          assert.equal(count(byIp, 401), 25, byIp.map((r) => r.status).join(','));
+          assert.equal(count(byIp, 429), 15);
+        });
+      });
+
       test('IPv6 failures count against the whole /64, not each address', async () => {
         const env = { RATE_LIMIT_AUTH_FAILURES_IP: '3', TRUST_PROXY: 'true' };
         await withApp(dialect, { env }, async (app) => {
