@@ -56,6 +56,7 @@ import {
 import { insertLedgerLines } from '../store/ledger.ts';
 import {
   findMemberById,
+  type GroupSums,
   listMembers,
   type Member,
   moveMember,
@@ -114,6 +115,13 @@ export interface Recorded {
    */
   state?: MoneyState;
 }
+
+/** How far the group is, from its sums (domain/members.ts progressOf counts the same from its members). */
+const progressOfSums = (g: GroupSums): GroupProgress => ({
+  size: g.size,
+  paidCount: g.paid + g.authorized,
+  paidCents: g.paidCents,
+});
 
 /** The session's facts the settling rules of domain/settling.ts read. */
 export const settlingFacts = (session: Session) => ({
@@ -231,8 +239,7 @@ export async function recordOutcome<R>(
           : findMemberById(trx, attempt.memberId);
     const unrecorded = async (): Promise<Recorded> => {
       const current = (await findAttempt(trx, attempt.id)) ?? attempt;
-      const { size, paidCents, paid, authorized } = await sumGroup(trx, session.id);
-      const progress = { size, paidCents, paidCount: paid + authorized };
+      const progress = progressOfSums(await sumGroup(trx, session.id));
       return { session, member: await memberOf(), attempt: current, recorded: false, progress };
     };
     if (outcome.status === 'unknown') return unrecorded();
@@ -287,7 +294,7 @@ export async function recordOutcome<R>(
         member,
         attempt: settled,
         recorded: true,
-        progress: { size: group.size, paidCount: group.paid + group.authorized, paidCents: group.paidCents },
+        progress: progressOfSums(group),
       };
     } else {
       let state = await readMoneyState(trx, session);
