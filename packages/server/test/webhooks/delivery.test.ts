@@ -14,7 +14,7 @@ import { RELAXED_LIMITS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { equalGroup, eventually, payOk } from '../helpers/payments.ts';
 import { Receiver } from '../helpers/receiver.ts';
-import { createSession, SESSION_ENV } from '../helpers/sessions.ts';
+import { createSession, eventRows, SESSION_ENV } from '../helpers/sessions.ts';
 
 /** Fast retries: the schedule is configuration, and real hours have no place in a test. */
 const FAST = {
@@ -184,14 +184,7 @@ for (const dialect of DIALECTS) {
         await eventually(async () => receiver.requests === 1, 5000, 'the first attempt, in flight');
         const second = await createSession({ request: t.request, merchant: m }, { via: 'secret' });
         await eventually(async () => receiver.received.length === 2, 10_000, 'both delivered');
-        const idOf = async (sessionId: string) =>
-          (
-            await t.deps.db.kysely
-              .selectFrom('events')
-              .select('id')
-              .where('session_id', '=', sessionId)
-              .executeTakeFirstOrThrow()
-          ).id;
+        const idOf = async (sessionId: string) => (await eventRows(t, sessionId))[0]?.id;
         assert.deepEqual(
           receiver.received.map((r) => r.id),
           [await idOf(first.session_id), await idOf(second.session_id)],
