@@ -377,9 +377,13 @@ export async function merchantDashboard(
 
   page('/sessions', async (request, s) => {
     const q = request.query as Record<string, unknown>;
-    const status = SESSION_STATUSES.includes(q.status as StatusFilter)
-      ? (q.status as StatusFilter)
-      : undefined;
+    // "Any status" sends an empty value; anything else must be a status, or the list would claim a filter
+    // it did not apply.
+    const status = q.status === undefined || q.status === '' ? undefined : (q.status as StatusFilter);
+    if (status !== undefined && !SESSION_STATUSES.includes(status))
+      throw new ServiceError('invalid_request', {
+        message: `There is no session status "${String(status).slice(0, 40)}". Choose one of ${SESSION_STATUSES.join(', ')}, or any status.`,
+      });
     const search = typeof q.q === 'string' ? q.q.slice(0, 200) : undefined;
     const cursor = typeof q.cursor === 'string' ? q.cursor : undefined;
     const { rows, nextCursor } = await listSessionsPage(deps, s.merchant.id, { status, search, cursor });

@@ -91,8 +91,14 @@ for (const dialect of DIALECTS) {
       const pending = await list('?status=pending');
       assert.equal(rowsOf(pending).length, 25);
       assert.ok(rowsOf(pending).every((r) => r[2] === 'pending'));
-      // An unknown status is no filter, not an error.
-      assert.equal(rowsOf(await list('?status=lost')).length, 25);
+      // "Any status" (the form's empty value) is no filter; an unknown status is refused, not ignored.
+      assert.equal(rowsOf(await list('?status=')).length, 25);
+      for (const query of ['?status=lost', '?status=pending&status=funded']) {
+        const res = await dashboardRequest(t, 'GET', `/dashboard/sessions${query}`, { cookie: s.cookie });
+        assert.equal(res.status, 400, query);
+        assert.match(res.text, /There is no session status/);
+        assert.deepEqual(rowsOf(res.text), []);
+      }
     });
 
     test("search finds one session by order_ref or id, exactly; another merchant's is not found", async () => {
