@@ -112,16 +112,17 @@ export async function hostedPages(app: App, { deps, surfaces }: { deps: Deps; su
   const context = (
     request: FastifyRequest,
     e: ReturnType<typeof embedding>,
+    session: { locale: string | null; currency: string },
     access?: string,
-    sessionLocale?: string | null,
   ): PageContext => ({
     apiBase,
-    ...(({ lang, locale, messages }) => ({ lang, locale, messages }))(language(request, sessionLocale)),
+    ...(({ lang, locale, messages }) => ({ lang, locale, messages }))(language(request, session.locale)),
     ...(access ? { access } : {}),
     embed: e.embed,
     ...(e.parentOrigin ? { parentOrigin: e.parentOrigin } : {}),
     processor: stripe ? 'stripe' : 'sandbox',
     ...(config.stripePublishableKey ? { stripePublishableKey: config.stripePublishableKey } : {}),
+    ...(stripe ? { stripeAmountShift: deps.processor.currencies.stripeAmountShift(session.currency) } : {}),
   });
 
   function send(
@@ -225,7 +226,7 @@ export async function hostedPages(app: App, { deps, surfaces }: { deps: Deps; su
       links,
     ) as PageSession;
     const e = embedding(query, opened.session);
-    const ctx = context(request, e, access, loaded.session.locale);
+    const ctx = context(request, e, loaded.session, access);
     const t = translator(ctx.messages, ctx.locale);
     const now = deps.clock.now();
     const organizer = page.role === 'organizer';
@@ -256,7 +257,7 @@ export async function hostedPages(app: App, { deps, surfaces }: { deps: Deps; su
       loaded.members,
     ) as PageShare;
     const e = embedding(request.query as PageQuery, loaded.session);
-    const ctx = context(request, e, undefined, loaded.session.locale);
+    const ctx = context(request, e, loaded.session);
     const t = translator(ctx.messages, ctx.locale);
     return send(reply, 200, e, {
       title: `${t('title.share')} · ${share.merchant_name}`,

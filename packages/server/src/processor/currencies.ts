@@ -18,6 +18,11 @@ export interface CurrencyRules {
   chargeStep(currency: string): number;
   /** The smallest charge in `currency`, in ISO minor units. */
   minimumCharge(currency: string): number;
+  /**
+   * How many powers of ten Stripe's integer for an amount in `currency` sits above its ISO minor units
+   * (ISK +2, MGA −2, most 0): what a page gives Stripe.js's card form, whose amount is Stripe's.
+   */
+  stripeAmountShift(currency: string): number;
 }
 
 /**
@@ -108,6 +113,10 @@ export const CARD_CURRENCIES: CurrencyRules = {
   minimumCharge: (currency) => {
     assertOffered(currency);
     return MINIMUM_CHARGE[currency] as number;
+  },
+  stripeAmountShift: (currency) => {
+    assertOffered(currency);
+    return shiftOf(currency);
   },
 };
 

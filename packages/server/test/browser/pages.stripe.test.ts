@@ -16,8 +16,8 @@ import { closeContexts, newSession, sessionOf, startPagesApp } from '../helpers/
 import { equalGroup } from '../helpers/payments.ts';
 
 const STRIPE_JS = `
-window.Stripe = function (key) {
-  window.stripeSeen = { key: key };
+window.Stripe = function (key, options) {
+  window.stripeSeen = { key: key, options: options };
   return {
     elements: function (options) {
       window.stripeSeen.elements = options;
@@ -86,6 +86,7 @@ describe('paying with Stripe’s Payment Element (Chromium, Stripe faked at the 
     await page.waitForSelector('#fake-pm');
     assert.deepEqual(await page.evaluate(() => (window as unknown as { stripeSeen: unknown }).stripeSeen), {
       key: 'pk_test_groupcheckout',
+      options: { locale: 'en' },
       elements: {
         mode: 'payment',
         amount: 5050,
@@ -113,6 +114,48 @@ describe('paying with Stripe’s Payment Element (Chromium, Stripe faked at the 
       ['pm_card_chargeDeclinedInsufficientFunds', 'pm_card_visa'],
     );
     assert.equal((await sessionOf(t, group.created.session_id)).group.members[1].status, 'paid');
+  });
+
+  test('the Payment Element speaks the session’s language and is given the amount as Stripe counts it (ISK in hundredths); without Stripe.js the page says so in that language', async () => {
+    // ISK has no decimals in ISO 4217; Stripe counts it in hundredths that are always 00.
+    const cart = {
+      total: 10_000,
+      currency: 'isk',
+      items: [{ id: 'sku_tour', name: 'Tour', quantity: 1, unit_price: 10_000 }],
+      tax: 0,
+      shipping: 0,
+    };
+    const group = await equalGroup(t, ['Ann', 'Bob'], { cart, extra: { locale: 'fr' } });
+    // A German reader of a French session: the session's language wins, on our page and in Stripe's form.
+    const context = await browser.newContext({ locale: 'de-DE' });
+    await context.route('https://js.stripe.com/**', (route) =>
+      route.fulfill({ status: 200, contentType: 'text/javascript', body: STRIPE_JS }),
+    );
+    const page = await context.newPage();
+    page.on('pageerror', (e) => assert.fail(e.message));
+    await page.goto(`${t.baseUrl}/s/${group.shares[1].shareId}`);
+    await page.waitForSelector('#fake-pm');
+    const seen = await page.evaluate(
+      () =>
+        (
+          window as unknown as {
+            stripeSeen: { options: unknown; elements: { amount: number; currency: string } };
+          }
+        ).stripeSeen,
+    );
+    assert.deepEqual(seen.options, { locale: 'fr' });
+    // ISK 5,000 and the consumer fee, in ISO units; Stripe is given a hundred times that.
+    assert.equal(group.shares[1].due, 5050);
+    assert.deepEqual([seen.elements.amount, seen.elements.currency], [505_000, 'isk']);
+
+    const offline = await browser.newContext({ locale: 'en-US' });
+    await offline.route('https://js.stripe.com/**', (route) => route.abort());
+    const alone = await offline.newPage();
+    await alone.goto(`${t.baseUrl}/s/${group.shares[0].shareId}`);
+    await alone
+      .locator('#pay-error')
+      .filter({ hasText: /Stripe\.js ne s/ })
+      .waitFor();
   });
 
   test('the organizer sets the group up, and the Payment Element appears for their share on the same page', async () => {

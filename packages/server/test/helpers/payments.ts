@@ -2,7 +2,7 @@
 // and reading the session as its merchant sees it.
 import assert from 'node:assert/strict';
 import type { ApiClient, TestResponse } from './app.ts';
-import { type Created, createSession, organizerToken } from './sessions.ts';
+import { type Created, type CreateOptions, createSession, organizerToken } from './sessions.ts';
 
 export const CARDS = {
   ok: '4242424242424242',
@@ -37,11 +37,7 @@ export interface Group {
 }
 
 /** A session with a group of `names` split equally (first name: the organizer), set up over HTTP. */
-export async function equalGroup(
-  t: ApiClient,
-  names: string[],
-  options: { group_config?: Record<string, unknown>; via?: 'publishable' | 'secret' } = {},
-): Promise<Group> {
+export async function equalGroup(t: ApiClient, names: string[], options: CreateOptions = {}): Promise<Group> {
   const created = await createSession(t, options);
   const res = await t.request('PUT', `/api/v1/session/group?access=${organizerToken(created)}`, {
     body: { mode: 'equal', members: names.map((name) => ({ name })) },

@@ -270,16 +270,29 @@ interface StripeLike {
 }
 
 let stripeReady: Promise<StripeLike> | undefined;
-function loadStripe(key: string): Promise<StripeLike> {
+/** Stripe.js, speaking the page's language (every page language is one of Stripe.js's locales). */
+function loadStripe(key: string, lang: string): Promise<StripeLike> {
   stripeReady ??= new Promise((resolve, reject) => {
     const script = document.createElement('script');
     script.src = 'https://js.stripe.com/v3/';
-    script.onload = () => resolve((window as unknown as { Stripe(key: string): StripeLike }).Stripe(key));
-    script.onerror = () => reject(new Error('Stripe.js did not load.'));
+    script.onload = () =>
+      resolve(
+        (window as unknown as { Stripe(key: string, options: { locale: string }): StripeLike }).Stripe(key, {
+          locale: lang,
+        }),
+      );
+    script.onerror = () => reject(new Error(t('auth.stripeMissing')));
     document.head.append(script);
   });
   return stripeReady;
 }
+
+/**
+ * The amount due (ISO minor units) as Stripe counts it, for its card form: the shift is the service's
+ * (processor/currencies.ts), and an amount due is always a multiple of the currency's step, so the division
+ * (MGA) is exact.
+ */
+const stripeAmount = (due: number, shift: number) => (shift >= 0 ? due * 10 ** shift : due / 10 ** -shift);
 
 /** Reads the sandbox card fields, naming the first one that is wrong. */
 function readCard(form: HTMLFormElement): { card?: object; error?: string; field?: string } {
@@ -331,10 +344,10 @@ export function bindPayForm(
       showError(t('card.unavailable'));
       return;
     }
-    const instance = await loadStripe(ctx.stripePublishableKey);
+    const instance = await loadStripe(ctx.stripePublishableKey, ctx.lang);
     const elements = instance.elements({
       mode: 'payment',
-      amount: Number(form.dataset.due),
+      amount: stripeAmount(Number(form.dataset.due), ctx.stripeAmountShift ?? 0),
       currency: share.currency,
       paymentMethodCreation: 'manual',
       captureMethod: share.capture === 'on_funded' ? 'manual' : 'automatic',
@@ -370,7 +383,7 @@ export function bindPayForm(
       if (!ctx.stripePublishableKey) return showAuthError(t('auth.unavailable'));
       // Stripe.js shows the bank's page and resolves when the payer is done with it, whatever they did:
       // what became of the payment is the service's answer below.
-      const instance = await loadStripe(ctx.stripePublishableKey).catch(() => undefined);
+      const instance = await loadStripe(ctx.stripePublishableKey, ctx.lang).catch(() => undefined);
       if (!instance) return showAuthError(t('auth.stripeMissing'));
       await instance.handleNextAction({ clientSecret: secret });
     } else if (secret) {

@@ -128,4 +128,9 @@ export interface PageContext {
   /** The sandbox takes card details on our page; with Stripe, the Payment Element does. */
   processor: 'sandbox' | 'stripe';
   stripePublishableKey?: string;
+  /**
+   * With Stripe: how many powers of ten Stripe's amount sits above the session currency's minor units
+   * (ISK +2, MGA −2, most 0), so that the card form is given the amount Stripe will be asked to charge.
+   */
+  stripeAmountShift?: number;
 }
