@@ -362,7 +362,7 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c] 
 /** Styles inline on each element: mail readers drop <style> and never fetch a stylesheet. */
 const STYLE = {
   body: 'margin:0;padding:0;background:#f5f5f4;',
-  box: 'max-width:560px;margin:0 auto;padding:24px;background:#ffffff;color:#1c1917;font:16px/1.5 -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;',
+  box: "max-width:560px;margin:0 auto;padding:24px;background:#ffffff;color:#1c1917;font:16px/1.5 -apple-system,BlinkMacSystemFont,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;",
   p: 'margin:0 0 16px;',
   listTitle: 'margin:0 0 4px;',
   muted: 'margin:0 0 16px;color:#57534e;font-size:14px;',

@@ -77,6 +77,12 @@ function checkMail(mail: ReceivedMail, lang: Locale, data: string[], what: strin
   assert.doesNotMatch(html, /<img|<link|<script|<style|<iframe|\bsrc=|url\(|@import/i, `${where}: fetches`);
   for (const [, href] of html.matchAll(/href="([^"]*)"/g))
     assert.ok(href?.startsWith(`${PAY_URL}/`), `${where}: links to ${href}`);
+  // Every tag's attributes are name="value" pairs and nothing else: a quote inside a value (a font name
+  // in a style) would end the attribute early and lose the rest of the style.
+  for (const [tag] of html.matchAll(/<[a-z][^>]*>/g))
+    assert.match(tag, /^<[a-z0-9]+(?:\s+[a-z-]+="[^"<>]*")*\s*>$/, `${where}: a broken tag ${tag}`);
+  for (const [, style] of html.matchAll(/style="([^"]*)"/g))
+    assert.match(style ?? '', /^(?:[a-z-]+:[^;]+;)+$/, `${where}: a style cut short: ${style}`);
   for (const [part, text] of [
     ['subject', mail.subject],
     ['text', mail.text],
