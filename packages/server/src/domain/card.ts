@@ -27,6 +27,31 @@ export function cardBrand(digits: string): string {
   return 'unknown';
 }
 
+/** Brands as their owners write them; a processor's code is the lowercase key (Stripe's `card.brand`). */
+const BRAND_NAMES: Readonly<Record<string, string>> = {
+  visa: 'Visa',
+  mastercard: 'Mastercard',
+  amex: 'American Express',
+  discover: 'Discover',
+  jcb: 'JCB',
+  diners: 'Diners Club',
+  unionpay: 'UnionPay',
+  cartes_bancaires: 'Cartes Bancaires',
+  eftpos_au: 'eftpos',
+  interac: 'Interac',
+};
+
+/**
+ * A card brand as a payer reads it on a page or in a mail ('visa' → 'Visa', 'amex' → 'American
+ * Express'); undefined when the processor did not say (or said 'unknown'), so the words say "card".
+ */
+export function brandName(brand: string | null | undefined): string | undefined {
+  if (!brand || brand === 'unknown') return undefined;
+  return Object.hasOwn(BRAND_NAMES, brand)
+    ? BRAND_NAMES[brand]
+    : brand.replace(/_/g, ' ').replace(/^\w/, (c) => c.toUpperCase());
+}
+
 export interface CardFields {
   number: string;
   expMonth: number;

@@ -2,6 +2,7 @@
 // released hold, and the organizer's mails (the group funded, a share failed). A mail is written once as
 // blocks, then rendered twice: plain text, and HTML with every word escaped, inline styles and no remote
 // resource (no image, stylesheet or font to fetch), in the session's mail language with Intl's amounts.
+import { brandName } from '../domain/card.ts';
 import { consumerFee } from '../domain/fees.ts';
 import { formatMoney } from '../domain/money-format.ts';
 import { CATALOGUES } from '../i18n/catalogues.ts';
@@ -67,13 +68,14 @@ const cardLine = (attempt: Attempt | undefined, w: Words): Block[] =>
     ? [
         {
           kind: 'p',
-          text: w.t('mail.card', { brand: capitalize(attempt.cardBrand ?? ''), last4: attempt.cardLast4 }),
+          text: w.t('mail.card', {
+            brand: brandName(attempt.cardBrand) ?? w.t('sharePage.someCard'),
+            last4: attempt.cardLast4,
+          }),
           muted: true,
         },
       ]
     : [];
-
-const capitalize = (word: string) => (word ? word[0]?.toUpperCase() + word.slice(1) : word);
 
 /** The member's latest attempt of these kinds that succeeded. */
 function latestSucceeded(facts: MailFacts, memberId: string, kinds: readonly Attempt['kind'][]) {

@@ -86,7 +86,7 @@ describe('paying on the hosted pages (Chromium)', () => {
     await payWithCard(bob, CARDS.ok);
     await bob.waitForSelector('#paid');
     assert.match((await bob.textContent('#paid')) ?? '', /Your share is paid/);
-    assert.match((await bob.textContent('#paid')) ?? '', /ending 4242/);
+    assert.match((await bob.textContent('#paid')) ?? '', /\(Visa ending 4242\)/);
 
     // Ann's page shows Bob paid without a reload.
     await organizer.waitForFunction(() =>

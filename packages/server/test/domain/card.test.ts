@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { cardBrand, checkCard } from '../../src/domain/card.ts';
+import { brandName, cardBrand, checkCard } from '../../src/domain/card.ts';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const card = (over: Partial<Parameters<typeof checkCard>[0]> = {}) => ({
@@ -57,4 +57,14 @@ test('brands by their leading digits', () => {
   assert.equal(cardBrand('378282246310005'), 'amex');
   assert.equal(cardBrand('6011111111111117'), 'discover');
   assert.equal(cardBrand('9999999999999995'), 'unknown');
+});
+
+test('brands as a payer reads them: their owners’ spelling; nothing for an unknown brand', () => {
+  assert.equal(brandName('visa'), 'Visa');
+  assert.equal(brandName('amex'), 'American Express');
+  assert.equal(brandName('jcb'), 'JCB');
+  assert.equal(brandName('cartes_bancaires'), 'Cartes Bancaires');
+  assert.equal(brandName('link'), 'Link', 'a brand we have no spelling for is capitalized');
+  assert.equal(brandName('unknown'), undefined);
+  assert.equal(brandName(null), undefined);
 });

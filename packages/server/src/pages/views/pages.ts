@@ -1,6 +1,7 @@
 // The hosted pages' bodies: the organizer's page, the group's page (view and join), a member's share page,
 // and the refusals. Each is a function of the pay-page API's answer, so the server renders it and the
 // page's script renders the same sections again as the group changes (docs/decisions.md#hosted-pages).
+import { brandName } from '../../domain/card.ts';
 import { type Translate, translator } from '../../i18n/translate.ts';
 import { type Html, html } from '../html.ts';
 import {
@@ -291,7 +292,7 @@ export function shareView(share: PageShare, ctx: PageContext, now: number): Html
           ? t('sharePage.refundedText')
           : t('sharePage.releasedText');
   const card = share.payment?.card_last4
-    ? html` <span class="muted">${t('sharePage.card', { brand: share.payment.card_brand ?? t('sharePage.someCard'), last4: share.payment.card_last4 })}</span>`
+    ? html` <span class="muted">${t('sharePage.card', { brand: brandName(share.payment.card_brand) ?? t('sharePage.someCard'), last4: share.payment.card_last4 })}</span>`
     : '';
   const group = share.group;
   return html`${headerView(share.merchant_name, share.order_ref, t('header.yourShare', { name: share.member.name }), t)}
