@@ -59,7 +59,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   refuseNullBodies(app);
   refuseBeforeRoute(app, deps);
   requestIdInAnswers(app);
-  errorHandlers(app, deps);
+  errorHandlers(app, deps, surfaces);
   await rateLimits(app, deps);
   await openApiDocument(app, config);
 

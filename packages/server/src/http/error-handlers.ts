@@ -8,7 +8,7 @@ import { ServiceError } from '../errors.ts';
 import { refusedBeforeRoute } from './refused-before-route.ts';
 import { logRequest } from './request-log.ts';
 
-export function errorHandlers(app: App, deps: Deps) {
+export function errorHandlers(app: App, deps: Deps, surfaces: Surfaces) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const serviceError = toServiceError(error, request.headers['content-type']);
     if (STATUS_OF[serviceError.code] >= 500)
@@ -16,9 +16,12 @@ export function errorHandlers(app: App, deps: Deps) {
     return sendError(request, reply, serviceError);
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, refusedBeforeRoute(deps, request, true) ?? new ServiceError('route_not_found')),
-  );
+  // A path no route has: under a surface of pages (a share link cut short in a chat), a page in words.
+  app.setNotFoundHandler((request, reply) => {
+    const error = refusedBeforeRoute(deps, request, true) ?? new ServiceError('route_not_found');
+    const page = surfaces.pageHandlerOf(request.url);
+    return page ? page(error, request, reply) : sendError(request, reply, error);
+  });
 }
 
 type PageErrorHandler = Parameters<PageSurfaces['add']>[1];

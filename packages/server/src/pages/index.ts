@@ -189,6 +189,8 @@ export async function hostedPages(app: App, { deps, surfaces }: { deps: Deps; su
     if (code === 'rate_limited') return problem(request, reply, 429, 'rateLimited');
     if (code === 'ip_blocked') return problem(request, reply, 403, 'blocked');
     if (code === 'invalid_request') return problem(request, reply, 400, 'broken');
+    // A page's URL no route has: a link cut short or changed on its way.
+    if (code === 'route_not_found') return problem(request, reply, 404, 'broken');
     const status = code ? undefined : (error as { statusCode?: number }).statusCode;
     if (status !== undefined && status >= 400 && status < 500)
       return problem(request, reply, status, 'broken');
@@ -196,8 +198,9 @@ export async function hostedPages(app: App, { deps, surfaces }: { deps: Deps; su
     return problem(request, reply, 500, 'failed');
   };
   app.setErrorHandler(answerError);
-  // A page's URL the router refused before any route (a broken %-escape) is answered as a page too; any
-  // other unknown URL keeps the JSON answer of a route that does not exist.
+  // A page's URL the router refused before any route (a broken %-escape), or that no route has (a link cut
+  // short: /s/, /session), is answered as a page too; any other unknown URL keeps the JSON answer of a
+  // route that does not exist.
   for (const page of ['/session', '/s']) surfaces.add(`${app.prefix}${page}`, answerError);
 
   // Pages count against the pay-page API's read limit: a page and its polling are one person reading.

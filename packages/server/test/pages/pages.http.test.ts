@@ -154,6 +154,21 @@ describe('hosted pages over HTTP', () => {
     }
   });
 
+  test('a page link cut short or run on (/s/, /session) is a 404 page in words, not JSON; the API’s stays JSON', async () => {
+    for (const path of ['/s', '/s/', '/session', '/session/', '/s/shr_x/more', '/session/ses_x/y?access=z']) {
+      const res = await rawHttp(t.baseUrl, { method: 'GET', path, headers: { 'accept-language': 'fr' } });
+      assert.equal(res.status, 404, path);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/html/, path);
+      assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/, path);
+      assert.ok(res.text.includes('Ce lien ne fonctionne pas'), `${path}: said in the reader's language`);
+    }
+    for (const path of ['/sessions', '/v1/nothing', '/api/v1/nothing']) {
+      const res = await rawHttp(t.baseUrl, { method: 'GET', path });
+      assert.equal(res.status, 404, path);
+      assert.equal(res.body.code, 'route_not_found', path);
+    }
+  });
+
   test('the group token opens the group’s page: progress and joining an equal split, no organizer data', async () => {
     const group = await equalGroup(t, ['Ann', 'Bob']);
     const res = await get(`/session/${group.created.session_id}?access=${group.created.group_access_token}`);
