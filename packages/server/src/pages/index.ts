@@ -203,7 +203,8 @@ export async function hostedPages(app: App, { deps, surfaces }: { deps: Deps; su
   // route that does not exist.
   for (const page of ['/session', '/s']) surfaces.add(`${app.prefix}${page}`, answerError);
 
-  // Pages count against the pay-page API's read limit: a page and its polling are one person reading.
+  // Pages have the pay-page API's read limit, each page route counted on its own as every limited route
+  // is (docs/api.md#rate-limits).
   const read = { rateLimit: { max: config.rateLimits.PAY_READ, timeWindow: 60_000 } };
 
   app.get('/session/:sessionId', { schema: { hide: true }, config: read }, async (request, reply) => {
