@@ -238,7 +238,9 @@ export async function hostedPages(app: App, { deps, surfaces }: { deps: Deps; su
       title: `${organizer ? t('title.organizer') : t('title.group')} · ${page.merchant_name}`,
       lang: ctx.lang,
       locale: ctx.locale,
-      body: organizer ? organizerView(page, ctx, draftOf(page), {}, now) : groupView(page, ctx, now),
+      body: organizer
+        ? organizerView(page, ctx, draftOf(page, ctx.locale), {}, now)
+        : groupView(page, ctx, now),
       script: organizer ? 'organizer' : 'group',
       data: { page, ctx },
     });

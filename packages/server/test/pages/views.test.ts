@@ -59,21 +59,50 @@ const PAGE: PageSession = {
 };
 
 test('typed amounts are read into exact minor units, or refused', () => {
-  assert.equal(parseAmount('12.5', 'usd'), 1250);
-  assert.equal(parseAmount('12,50', 'eur'), 1250);
-  assert.equal(parseAmount(' 7 ', 'usd'), 700);
-  assert.equal(parseAmount('0.07', 'usd'), 7);
-  assert.equal(parseAmount('7300', 'jpy'), 7300);
-  assert.equal(parseAmount('1.234', 'kwd'), 1234);
+  assert.equal(parseAmount('12.5', 'usd', 'en'), 1250);
+  assert.equal(parseAmount('12,50', 'eur', 'de'), 1250);
+  assert.equal(parseAmount(' 7 ', 'usd', 'en'), 700);
+  assert.equal(parseAmount('0.07', 'usd', 'en'), 7);
+  assert.equal(parseAmount('7300', 'jpy', 'ja'), 7300);
+  assert.equal(parseAmount('1.234', 'kwd', 'en'), 1234);
+  assert.equal(parseAmount('1,234', 'kwd', 'it'), 1234);
   for (const bad of ['', '1.234', '-1', '1e3', 'abc', '1.2.3', '12.5', '0x10']) {
-    assert.equal(parseAmount(bad, bad === '12.5' ? 'jpy' : 'usd'), null, bad);
+    assert.equal(parseAmount(bad, bad === '12.5' ? 'jpy' : 'usd', 'en'), null, bad);
   }
   fc.assert(
     fc.property(fc.integer({ min: 0, max: 99_999_999 }), (cents) => {
       const text = `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
-      return parseAmount(text, 'usd') === cents;
+      return parseAmount(text, 'usd', 'en') === cents;
     }),
   );
+});
+
+test('an amount is read in the page’s decimal mark; the other mark only where it cannot be a thousands separator', () => {
+  // The page's own mark is the decimal one.
+  assert.equal(parseAmount('12,50', 'eur', 'de'), 1250);
+  assert.equal(parseAmount('1,250', 'kwd', 'it'), 1250);
+  // The other mark is decimal too when no reader could take it for thousands…
+  assert.equal(parseAmount('12.5', 'eur', 'de'), 1250);
+  assert.equal(parseAmount('12,5', 'usd', 'en'), 1250);
+  // …and refused when three digits follow it: "1.234" is a thousand and more on an Italian page.
+  assert.equal(parseAmount('1.234', 'kwd', 'it'), null);
+  assert.equal(parseAmount('1,234', 'kwd', 'en'), null);
+  assert.equal(parseAmount('1.000', 'eur', 'de'), null);
+});
+
+test('the set-up form shows amounts, percentages and its example in the page’s decimal mark', () => {
+  const eur = { ...PAGE, currency: 'eur' };
+  const draftDe = draftOf(eur, 'de');
+  assert.equal(draftDe.members[0]?.amount, '100,00');
+  assert.equal(draftOf(eur, 'en').members[0]?.amount, '100.00');
+  assert.equal(draftOf({ ...PAGE, currency: 'kwd' }, 'it').members[0]?.amount, '10,000');
+  const wrong = checkDraft(
+    { mode: 'custom', members: [{ ...(draftDe.members[0] as Draft['members'][number]), amount: '1.000' }] },
+    eur,
+    'de',
+    translator(CATALOGUES.de, 'de'),
+  );
+  assert.match(wrong['m0-amount'] ?? '', /12,50/);
 });
 
 test('typed percentages become basis points, at most 100 % and two decimals', () => {
@@ -131,7 +160,7 @@ test('the set-up checks name each wrong field, and the whole when the parts do n
 
 test('the request body carries each mode’s own field, and a locked share’s amount is not sent', () => {
   assert.deepEqual(
-    groupBody(draft('custom', [{ amount: '60', email: ' a@b.co ' }, { amount: '40' }]), 'usd'),
+    groupBody(draft('custom', [{ amount: '60', email: ' a@b.co ' }, { amount: '40' }]), 'usd', 'en'),
     {
       mode: 'custom',
       members: [
@@ -140,25 +169,25 @@ test('the request body carries each mode’s own field, and a locked share’s a
       ],
     },
   );
-  assert.deepEqual(groupBody(draft('host-pays', [{ amount: '1' }, { amount: '25' }]), 'usd').members, [
+  assert.deepEqual(groupBody(draft('host-pays', [{ amount: '1' }, { amount: '25' }]), 'usd', 'en').members, [
     { name: 'P0' },
     { name: 'P1', amount_cents: 2500 },
   ]);
   assert.deepEqual(
-    groupBody(draft('itemized', [{ id: 'mem_1', items: [2, 0] }, { items: [0, 1] }]), 'usd').members,
+    groupBody(draft('itemized', [{ id: 'mem_1', items: [2, 0] }, { items: [0, 1] }]), 'usd', 'en').members,
     [
       { id: 'mem_1', name: 'P0', items: [{ item_index: 0, quantity: 2 }] },
       { name: 'P1', items: [{ item_index: 1, quantity: 1 }] },
     ],
   );
   assert.deepEqual(
-    groupBody(draft('custom', [{ amount: '60', locked: true }, { amount: '40' }]), 'usd').members[0],
+    groupBody(draft('custom', [{ amount: '60', locked: true }, { amount: '40' }]), 'usd', 'en').members[0],
     { name: 'P0' },
   );
 });
 
 test('a fresh group starts with the organizer and an empty row; the server’s refusals land by field', () => {
-  const start = draftOf(PAGE);
+  const start = draftOf(PAGE, 'en');
   assert.equal(start.mode, 'equal');
   assert.deepEqual(
     start.members.map((m) => [m.name, m.isOrganizer]),

@@ -28,7 +28,7 @@ import {
 
 const { page: initial, ctx } = pageData<{ page: PageSession; ctx: PageContext }>();
 let page = initial;
-let draft: Draft = draftOf(page);
+let draft: Draft = draftOf(page, ctx.locale);
 let errors: FieldErrors = {};
 const ui: { notice?: string; confirming?: 'cancel' | 'cover' | null } = {};
 const app = document.getElementById('app') as HTMLElement;
@@ -64,7 +64,7 @@ function afterChange(next: PageSession, notice: string) {
   changes++;
   const before = page.status;
   page = next;
-  draft = draftOf(page);
+  draft = draftOf(page, ctx.locale);
   errors = {};
   ui.notice = notice;
   ui.confirming = null;
@@ -108,7 +108,7 @@ async function refresh(): Promise<boolean> {
   ) {
     // Someone paid or joined: who is fixed now changes what the form may edit.
     readForm();
-    draft = mergeTyped(draft, draftOf(page));
+    draft = mergeTyped(draft, draftOf(page, ctx.locale));
   }
   render(before.status !== page.status ? ['setup', 'my-share', 'actions', 'links'] : []);
   reportStatus(before.status);
@@ -248,7 +248,7 @@ app.addEventListener('submit', async (event) => {
     ctx,
     'PUT',
     `/session/group${access}`,
-    groupBody(draft, page.currency),
+    groupBody(draft, page.currency, ctx.locale),
   );
   if (submit) submit.disabled = false;
   if (answer.status === 200) {

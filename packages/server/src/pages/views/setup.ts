@@ -40,27 +40,39 @@ export interface Draft {
 /** Field id → what is wrong with it, in words; '' for the form as a whole. */
 export type FieldErrors = Record<string, string>;
 
-const decimalText = (amount: number, currency: string): string => {
+/** The decimal mark the page's locale writes: "." in en and ja, "," in de, fr, es, it, pt and nl. */
+const decimalMark = (locale: string): string =>
+  new Intl.NumberFormat(locale).formatToParts(1.5).find((part) => part.type === 'decimal')?.value ?? '.';
+
+/** An amount as the field shows it, in the page's decimal mark: 7300 eur → "73,00" in de, "73.00" in en. */
+const decimalText = (amount: number, currency: string, locale: string): string => {
   const exponent = minorUnitExponent(currency);
   const digits = String(amount).padStart(exponent + 1, '0');
-  return exponent === 0 ? digits : `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
+  return exponent === 0
+    ? digits
+    : `${digits.slice(0, -exponent)}${decimalMark(locale)}${digits.slice(-exponent)}`;
 };
 
 /**
- * "12.5" → 1250 (usd); null when it is not an amount with at most the currency's decimals.
+ * "12.5" → 1250 (usd); null when it is not an amount with at most the currency's decimals. The page's own
+ * decimal mark is always the decimal one. The other mark ("," on an English page, "." on a German one) is
+ * read as decimal too, unless three digits follow it: "1.234" on an Italian page is a thousand and more to
+ * its reader, so it is refused, never taken as 1.234.
  * @internal Exported for its tests.
  */
-export function parseAmount(text: string, currency: string): number | null {
+export function parseAmount(text: string, currency: string, locale: string): number | null {
   const exponent = minorUnitExponent(currency);
-  const match = /^(\d{1,9})(?:[.,](\d*))?$/.exec(text.trim());
+  const match = /^(\d{1,9})(?:([.,])(\d*))?$/.exec(text.trim());
   if (!match) return null;
-  const fraction = match[2] ?? '';
+  const fraction = match[3] ?? '';
+  if (match[2] !== undefined && match[2] !== decimalMark(locale) && fraction.length === 3) return null;
   if (fraction.length > exponent) return null;
   return Number(match[1]) * 10 ** exponent + Number(fraction.padEnd(exponent, '0') || '0');
 }
 
 /**
- * "33.34" → 3334 basis points; null when it is not a percentage with at most two decimals.
+ * "33.34" or "33,34" → 3334 basis points; null when it is not a percentage with at most two decimals
+ * (never three digits after a mark, so either mark is a decimal one).
  * @internal Exported for its tests.
  */
 export function parsePercent(text: string): number | null {
@@ -70,11 +82,13 @@ export function parsePercent(text: string): number | null {
   return bp <= 10_000 ? bp : null;
 }
 
-const percentText = (bp: number): string =>
-  bp % 100 === 0 ? String(bp / 100) : `${Math.floor(bp / 100)}.${String(bp % 100).padStart(2, '0')}`;
+const percentText = (bp: number, locale: string): string =>
+  bp % 100 === 0
+    ? String(bp / 100)
+    : `${Math.floor(bp / 100)}${decimalMark(locale)}${String(bp % 100).padStart(2, '0')}`;
 
 /** The form's starting point: the group as it is, or the organizer and one friend in the default mode. */
-export function draftOf(page: PageSession): Draft {
+export function draftOf(page: PageSession, locale: string): Draft {
   const modes = page.group.allowed_modes;
   const mode =
     page.group.set_up || modes.includes(page.group.mode) ? page.group.mode : (modes[0] as SplitMode);
@@ -83,8 +97,8 @@ export function draftOf(page: PageSession): Draft {
     id: m.id,
     name: m.name,
     email: m.email ?? '',
-    amount: decimalText(m.amount_cents, page.currency),
-    percent: m.basis_points == null ? '' : percentText(m.basis_points),
+    amount: decimalText(m.amount_cents, page.currency, locale),
+    percent: m.basis_points == null ? '' : percentText(m.basis_points, locale),
     items: Array.from({ length: items }, (_, i) => m.items?.find((x) => x.item_index === i)?.quantity ?? 0),
     locked: m.status !== 'pending',
     isOrganizer: m.is_organizer,
@@ -129,9 +143,11 @@ export function checkDraft(draft: Draft, page: PageSession, locale: string, t: T
     let sum = 0;
     members.forEach((m, i) => {
       if (mode === 'host-pays' && i === 0) return;
-      const amount = parseAmount(m.amount, page.currency);
+      const amount = parseAmount(m.amount, page.currency, locale);
       if (amount === null)
-        errors[`m${i}-amount`] = t('setup.amountWrong', { example: decimalText(1250, page.currency) });
+        errors[`m${i}-amount`] = t('setup.amountWrong', {
+          example: decimalText(1250, page.currency, locale),
+        });
       else sum += amount;
     });
     if (mode === 'custom' && sum !== total && !Object.keys(errors).some((k) => k.endsWith('-amount')))
@@ -165,7 +181,7 @@ export function checkDraft(draft: Draft, page: PageSession, locale: string, t: T
 }
 
 /** The body of PUT /session/group for a checked draft. */
-export function groupBody(draft: Draft, currency: string) {
+export function groupBody(draft: Draft, currency: string, locale: string) {
   return {
     mode: draft.mode,
     members: draft.members.map((m, i) => ({
@@ -173,7 +189,7 @@ export function groupBody(draft: Draft, currency: string) {
       ...(m.id ? { id: m.id } : {}),
       ...(m.email.trim() ? { email: m.email.trim() } : {}),
       ...((draft.mode === 'custom' || (draft.mode === 'host-pays' && i > 0)) && !m.locked
-        ? { amount_cents: parseAmount(m.amount, currency) as number }
+        ? { amount_cents: parseAmount(m.amount, currency, locale) as number }
         : {}),
       ...(draft.mode === 'percentage' ? { basis_points: parsePercent(m.percent) as number } : {}),
       ...(draft.mode === 'itemized'
@@ -250,7 +266,7 @@ export function setupView(page: PageSession, draft: Draft, errors: FieldErrors, 
   const canAdd = draft.members.length < page.group.max_size;
   const othersSum = draft.members
     .slice(1)
-    .reduce((s, x) => s + (parseAmount(x.amount, page.currency) ?? 0), 0);
+    .reduce((s, x) => s + (parseAmount(x.amount, page.currency, m.locale) ?? 0), 0);
   const person = (member: DraftMember, i: number) => {
     const p = `m${i}`;
     const label = member.isOrganizer ? t('setup.you') : t('setup.person', { n: i + 1 });
@@ -336,7 +352,7 @@ function runningTotalView(page: PageSession, draft: Draft, m: Money): Html | '' 
           : t('setup.over', { over: show(-left) })
     }</p>`;
   if (draft.mode === 'custom') {
-    const sum = draft.members.reduce((s, x) => s + (parseAmount(x.amount, page.currency) ?? 0), 0);
+    const sum = draft.members.reduce((s, x) => s + (parseAmount(x.amount, page.currency, m.locale) ?? 0), 0);
     return line(money(sum, m), money(page.total_cents, m), page.total_cents - sum, (n) => money(n, m));
   }
   if (draft.mode === 'percentage') {
