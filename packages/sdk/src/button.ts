@@ -230,6 +230,7 @@ export function createButton(config: Config, options: ButtonOptions): ButtonInst
         `${config.payBaseUrl}/session/${encodeURIComponent(s.id)}?${query}`,
         config.theme,
         words,
+        lang,
         requestClose,
       );
     } catch (e) {

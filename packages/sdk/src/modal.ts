@@ -16,6 +16,7 @@ export function openModal(
   src: string,
   theme: Theme | undefined,
   words: Words,
+  lang: string,
   requestClose: () => void,
 ): Modal {
   const overlay = document.createElement('div');
@@ -26,6 +27,9 @@ export function openModal(
   dialog.setAttribute('role', 'dialog');
   dialog.setAttribute('aria-modal', 'true');
   dialog.setAttribute('aria-label', words.dialog);
+  // Its names are in the button's language, which need not be the merchant page's: a screen reader reads
+  // them in the right voice.
+  dialog.lang = lang;
   dialog.tabIndex = -1;
   const bar = document.createElement('div');
   bar.className = 'gc-bar';

@@ -62,6 +62,8 @@ describe('browser SDK: languages', () => {
       const dialog = shop.page.locator('[role="dialog"]');
       await dialog.waitFor();
       assert.equal(await dialog.getAttribute('aria-label'), 'Group Checkout');
+      // The shop's page is English; the dialog's names are German, and say so.
+      assert.equal(await dialog.getAttribute('lang'), 'de');
       assert.equal(await shop.page.getAttribute('.gc-close', 'aria-label'), 'Group Checkout schließen');
     } finally {
       await shop.close();
