@@ -9,6 +9,7 @@ import { CATALOGUES } from '../../src/i18n/catalogues.ts';
 import { translator } from '../../src/i18n/translate.ts';
 import { formatMoney as format, timeLeft } from '../../src/pages/format.ts';
 import { html, raw } from '../../src/pages/html.ts';
+import { progressView } from '../../src/pages/views/parts.ts';
 import {
   checkDraft,
   type Draft,
@@ -259,4 +260,30 @@ test('html`…` escapes every value except markup it made', () => {
   );
   assert.equal(html`<ul>${['a', html`<b>b</b>`, null, false, 0]}</ul>`.value, '<ul>a<b>b</b>0</ul>');
   assert.equal(html`${raw('<br>')}`.value, '<br>');
+});
+
+test('the organizer is marked "(organizer)" once: not after the default name that already says it', () => {
+  const fr = translator(CATALOGUES.fr, 'fr');
+  const members = (name: string) => [
+    { id: 'mem_1', name, amount_cents: 5000, status: 'pending', is_organizer: true, email: null },
+    { id: 'mem_2', name: 'Bob', amount_cents: 5000, status: 'pending', is_organizer: false, email: null },
+  ];
+  const shown = (name: string) =>
+    String(
+      progressView(
+        {
+          status: 'pending',
+          total: 10_000,
+          paid: 0,
+          pending: 10_000,
+          expiresAt: '2030-01-01T00:00:00Z',
+          now: 0,
+          members: members(name),
+        },
+        { currency: 'eur', locale: 'fr', t: fr },
+      ),
+    );
+  assert.equal(shown('Ann').match(/\(organisateur\)/g)?.length, 1);
+  assert.equal(shown('Organisateur').match(/\(organisateur\)/g), null);
+  assert.match(shown('Organisateur'), /Organisateur/);
 });

@@ -134,7 +134,11 @@ export interface ProgressInput {
   members?: readonly PageMember[];
 }
 
-/** How far the group is: a bar, the amounts, the time left, and each member (when the page may see them). */
+/**
+ * How far the group is: a bar, the amounts, the time left, and each member (when the page may see them).
+ * The organizer is marked "(organizer)", unless that is their name already (a session made without
+ * `customer.name`): "Organisateur (organisateur)" says it twice.
+ */
 export function progressView(p: ProgressInput, m: Money): Html {
   // Integer percent of the bar, for display only: the amounts themselves are shown exactly.
   const percent = p.total > 0 ? Math.floor((p.paid * 100) / p.total) : 0;
@@ -164,7 +168,7 @@ export function progressView(p: ProgressInput, m: Money): Html {
       ? html`<ul class="members">${p.members.map(
           (
             member,
-          ) => html`<li><span>${member.name}${member.is_organizer ? html` <span class="muted">${t('progress.organizer')}</span>` : ''}</span>
+          ) => html`<li><span>${member.name}${member.is_organizer && member.name !== t('progress.organizerName') ? html` <span class="muted">${t('progress.organizer')}</span>` : ''}</span>
         <span class="num">${money(member.amount_cents, m)}</span>
         <span class="pill pill-${member.status}">${memberStatusWords(member.status, t)}</span></li>`,
         )}</ul>`
