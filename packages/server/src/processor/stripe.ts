@@ -151,14 +151,20 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
     currencies: CARD_CURRENCIES,
     charge: (request) => pay('charge', request),
     authorize: (request) => pay('authorize', request),
-    capture: (request: FollowUpRequest) =>
-      send('capture', request, (amount) =>
+    capture: async (request: FollowUpRequest) => {
+      const outcome = await send('capture', request, (amount) =>
         stripe.paymentIntents.capture(
           request.paymentId,
           { amount_to_capture: amount },
           { idempotencyKey: request.key },
         ),
-      ),
+      );
+      if (outcome.status === 'declined') return letHoldGo(request, outcome);
+      // A hold that is no longer there to capture (it lapsed, or a declined capture let it go) is the
+      // member's share owed again, as a decline is; anything else Stripe refused stays failed.
+      if (outcome.status === 'failed' && (await holdGone(request.paymentId))) return HOLD_GONE;
+      return outcome;
+    },
     release: (request: FollowUpRequest) =>
       settle('release', () =>
         stripe.paymentIntents.cancel(request.paymentId, {}, { idempotencyKey: request.key }),
@@ -219,6 +225,8 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
             const done = operation.kind === 'capture' ? 'succeeded' : 'canceled';
             // Still a hold: the capture or release never happened.
             if (pi.status === 'requires_capture') return undefined;
+            // A capture whose hold is gone (declined, then let go) leaves the share owed again.
+            if (operation.kind === 'capture' && pi.status === 'canceled') return { declined: true };
             if (pi.status !== done)
               return { failed: `the hold ${pi.id} is ${pi.status}: it can no longer be ${operation.kind}d` };
             return pi;
@@ -286,16 +294,50 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
   return processor;
 
   /**
+   * A capture the card refused leaves the hold on it at Stripe (`requires_capture`) until it lapses days
+   * later, while the member owes their share again and may pay anew: a second hold on the same card. So
+   * the hold is cancelled before the decline is answered (docs/decisions.md#capture-declined). A hold
+   * already cancelled (it lapsed) is as good. Should Stripe not answer, the capture is `unknown`: its
+   * attempt stays open, recovery sends it again under its key, Stripe answers the same decline from its
+   * idempotency cache, and the hold is let go then.
+   */
+  /** Whether the PaymentIntent `id` is cancelled (false when Stripe cannot say). */
+  async function holdGone(id: string): Promise<boolean> {
+    try {
+      return (await stripe.paymentIntents.retrieve(id)).status === 'canceled';
+    } catch {
+      return false;
+    }
+  }
+
+  async function letHoldGo(
+    request: FollowUpRequest,
+    declined: Extract<Outcome, { status: 'declined' }>,
+  ): Promise<Outcome> {
+    const released = await settle('release', () =>
+      stripe.paymentIntents.cancel(request.paymentId, {}, { idempotencyKey: `${request.key}:release` }),
+    );
+    if (released.status === 'succeeded') return declined;
+    if (await holdGone(request.paymentId)) return declined;
+    const why = released.status === 'failed' || released.status === 'unknown' ? released.message : '';
+    return {
+      status: 'unknown',
+      message: `the capture was declined, but its hold could not be released at Stripe yet: ${why}`,
+    };
+  }
+
+  /**
    * Reads an outcome from an object Stripe holds: undefined when it has none, and never a refusal (a
    * failed read says nothing of the operation, so it is `unknown`).
    */
   async function look(
     kind: OperationKind,
-    read: () => Promise<unknown | { failed: string } | undefined>,
+    read: () => Promise<unknown | { failed: string } | { declined: true } | undefined>,
   ): Promise<Outcome | undefined> {
     try {
       const answer = await read();
       if (answer === undefined) return undefined;
+      if (typeof answer === 'object' && answer !== null && 'declined' in answer) return HOLD_GONE;
       if (typeof answer === 'object' && answer !== null && 'failed' in answer)
         return { status: 'failed', message: String((answer as { failed: string }).failed) };
       return outcomeOf(kind, { answer });
@@ -338,6 +380,13 @@ export function createStripeProcessor(options: StripeProcessorOptions): PaymentP
 }
 
 type Answer = { answer: unknown } | { error: unknown };
+
+/** A capture whose hold is no longer there: the share is owed again, as after a decline. */
+const HOLD_GONE: Outcome = {
+  status: 'declined',
+  declineCode: 'generic_decline',
+  message: 'The hold on the card lapsed or was let go before it was captured.',
+};
 
 /**
  * The one place Stripe's answers become our outcomes: the object Stripe answered for `kind`, or the

@@ -95,6 +95,29 @@ describe('payments with the Stripe processor (against a local fake of its API)',
       assert.equal((fake.objects.get(id) as { status?: string }).status, 'succeeded');
   });
 
+  test('on_funded: a hold declined at capture is let go at Stripe; the member pays again, and only the new hold is captured', async () => {
+    const g = await equalGroup(t, ['Ada', 'Ben'], { group_config: { capture: 'on_funded' } });
+    assert.equal((await payWith(g.shares[0].shareId, 'pm_card_visa')).status, 200);
+    const refused = await payWith(g.shares[1].shareId, 'pm_fake_declinedAtCapture');
+    assert.equal(refused.status, 200, refused.text);
+    const firstHold = refused.body.payment.id as string;
+    const waiting = await merchantSession(t, g.created.session_id);
+    assert.equal(waiting.status, 'pending');
+    assert.equal(waiting.group.members[1].status, 'pending', 'Ben owes his share again');
+    // Not left on Ben's card beside the hold he is about to make.
+    assert.equal((fake.objects.get(firstHold) as { status?: string }).status, 'canceled');
+
+    const again = await payWith(g.shares[1].shareId, 'pm_card_visa');
+    assert.equal(again.status, 200, again.text);
+    const view = await merchantSession(t, g.created.session_id);
+    assert.equal(view.status, 'funded');
+    assert.equal(view.charges.length, 2);
+    assert.ok(!view.charges.includes(firstHold));
+    for (const id of view.charges)
+      assert.equal((fake.objects.get(id) as { status?: string }).status, 'succeeded');
+    await assertReconciled(t);
+  });
+
   test('cancel after one payment: a Stripe Refund of share + fee on that PaymentIntent', async () => {
     const g = await equalGroup(t, ['Ada', 'Ben']);
     const paid = await payWith(g.shares[0].shareId, 'pm_card_visa');

@@ -166,13 +166,18 @@ test('capture: the hold is captured on its PaymentIntent, with the amount and it
   assert.equal(fake.objects.get(pi)?.status, 'succeeded');
 });
 
-test('capture: a card refused at capture is declined; capturing what is no hold is failed', async (t) => {
+test('capture: a card refused at capture is declined, and its hold let go; capturing what is no hold is failed', async (t) => {
   const { fake, processor } = await setup(t);
   const hold = await paid(processor, 'authorize', { source: { paymentMethod: 'pm_fake_declinedAtCapture' } });
-  const declined = await processor.capture(followUp(hold));
+  const request = followUp(hold);
+  const declined = await processor.capture(request);
   assert.equal(declined.status, 'declined', JSON.stringify(declined));
   assert.equal(declined.status === 'declined' && declined.declineCode, 'generic_decline');
-  assert.equal(fake.objects.get(hold)?.status, 'requires_capture');
+  // The member owes their share again and may pay anew: the refused hold does not stay on their card.
+  const cancel = only(fake, 'POST', /\/cancel$/);
+  assert.equal(cancel.path, `/v1/payment_intents/${hold}/cancel`);
+  assert.equal(cancel.idempotencyKey, `${request.key}:release`);
+  assert.equal(fake.objects.get(hold)?.status, 'canceled');
 
   const charged = await paid(processor, 'charge');
   const twice = await processor.capture(followUp(charged));
@@ -182,6 +187,34 @@ test('capture: a card refused at capture is declined; capturing what is no hold 
   const none = await processor.capture(followUp('pi_doesnotexist'));
   assert.equal(none.status, 'failed', JSON.stringify(none));
   assert.match(none.status === 'failed' ? none.message : '', /resource_missing/);
+});
+
+test('capture: a declined capture whose hold Stripe does not let go yet is unknown; sent again, the decline comes from the key and the hold goes', async (t) => {
+  const { fake, processor } = await setup(t);
+  const hold = await paid(processor, 'authorize', { source: { paymentMethod: 'pm_fake_declinedAtCapture' } });
+  const request = followUp(hold);
+  fake.misbehave({ method: 'POST', path: /\/cancel$/, times: 3, answer: { kind: 'error500' } });
+  const first = await processor.capture(request);
+  assert.equal(first.status, 'unknown', JSON.stringify(first));
+  assert.match(first.status === 'unknown' ? first.message : '', /hold could not be released/);
+  assert.equal(fake.objects.get(hold)?.status, 'requires_capture');
+  // What recovery does with an unknown capture whose hold is still there: the capture again, same key.
+  assert.equal(await processor.retrieve({ kind: 'capture', ...request }), undefined);
+  const again = await processor.capture(request);
+  assert.equal(again.status, 'declined', JSON.stringify(again));
+  assert.equal(fake.objects.get(hold)?.status, 'canceled');
+});
+
+test('capture: a hold no longer there (lapsed, or let go after a decline) is declined, when captured or read back', async (t) => {
+  const { fake, processor } = await setup(t);
+  const hold = await paid(processor, 'authorize');
+  succeeded(await processor.release(followUp(hold)));
+  const request = followUp(hold);
+  const captured = await processor.capture(request);
+  assert.equal(captured.status, 'declined', JSON.stringify(captured));
+  const read = await processor.retrieve({ kind: 'capture', ...request });
+  assert.equal(read?.status, 'declined', JSON.stringify(read));
+  assert.equal(fake.all('payment_intent').length, 1);
 });
 
 test('release: the hold is released by cancelling its PaymentIntent', async (t) => {
