@@ -1,6 +1,7 @@
 // What the dashboard's pages read (docs/dashboard.md#pages), through the same flows and store queries as
 // the API where the API has them: a session is getSession's, its events and deliveries getEventDetail's.
 import type { Deps } from '../deps.ts';
+import { refundsOf, withDisputes } from '../domain/settling.ts';
 import type { EventPayload } from '../events/outbox.ts';
 import { type ApiRequestRecord, listApiRequests } from '../store/api-requests.ts';
 import {
@@ -56,9 +57,13 @@ export interface TimelineEvent {
   deliveries: (Delivery & { attempts: DeliveryAttempt[] })[];
 }
 
-/** A session with everything that happened to it; another merchant's is session_not_found. */
+/**
+ * A session with everything that happened to it; another merchant's is session_not_found. `refunds` are
+ * the API's (GET /sessions/{id}'s `refunds`, from the same rule), so the page cannot tell them otherwise.
+ */
 export async function sessionPage(deps: Deps, merchantId: string, sessionId: string) {
   const found = await getSession(deps, merchantId, sessionId);
+  const refunds = refundsOf(found.session, found.members, withDisputes(found.attempts, found.disputes));
   const ledger: StoredLedgerLine[] = await listSessionLedgerLines(deps.db.kysely, sessionId);
   const { page } = await listMerchantEvents(deps, merchantId, TIMELINE_EVENTS, { sessionId });
   const timeline: TimelineEvent[] = [];
@@ -67,7 +72,7 @@ export async function sessionPage(deps: Deps, merchantId: string, sessionId: str
     const detail = await getEventDetail(deps, merchantId, event.id);
     timeline.push({ event: detail.event, deliveries: detail.deliveries });
   }
-  return { ledger, timeline, ...found };
+  return { ledger, timeline, refunds, ...found };
 }
 
 /** The webhooks page: the merchant's endpoints and its latest deliveries with their attempts. */

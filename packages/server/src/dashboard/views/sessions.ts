@@ -2,6 +2,7 @@
 // its group, its money (payments, refunds, disputes, ledger lines) and the timeline of its events with
 // every delivery's attempts.
 
+import type { RefundFacts } from '../../domain/settling.ts';
 import type { TimelineEvent } from '../../flows/dashboard-reads.ts';
 import { type Html, html } from '../../pages/html.ts';
 import type { Attempt } from '../../store/attempts.ts';
@@ -59,6 +60,8 @@ export interface SessionPageData {
   members: readonly Member[];
   attempts: readonly Attempt[];
   disputes: readonly Dispute[];
+  /** The API's refunds of the session (GET /sessions/{id}): one per share whose money is returned. */
+  refunds: readonly RefundFacts[];
   ledger: readonly StoredLedgerLine[];
   timeline: readonly TimelineEvent[];
 }
@@ -69,6 +72,27 @@ const paymentOf = (attempts: readonly Attempt[], memberId: string) =>
     (a) =>
       a.memberId === memberId && (a.kind === 'charge' || a.kind === 'authorize') && a.state === 'succeeded',
   );
+
+/**
+ * What went wrong with a member's money, for the merchant. A refund the processor took and later failed
+ * is said in the merchant's words (docs/api.md#refunds): the member's own `failure` is the sentence their
+ * page shows them. Any other failure (a decline) is the processor's sentence, as the API gives it.
+ */
+function problemOf(m: Member, refunds: readonly RefundFacts[]): string | null {
+  const failed = refunds.find((r) => r.memberId === m.id && r.status === 'failed' && r.id !== null);
+  if (failed)
+    return `Refund failed${failed.failureReason ? ` (${failed.failureReason})` : ''}: the payer's card did not take the money back, and it is not tried again. The money must be returned to the payer another way.`;
+  return m.failure;
+}
+
+/**
+ * An attempt's state as the API tells it: a refund the processor took but has not finished is pending
+ * (docs/api.md#refunds); once it failed it is failed, whatever it was before.
+ */
+const stateOf = (a: Attempt) => (a.state === 'succeeded' && a.pending ? 'pending' : a.state);
+
+/** Why an attempt failed: the card's decline code, or the processor's reason (a refund that failed later). */
+const reasonOf = (a: Attempt) => a.declineCode ?? (a.state === 'failed' ? a.error : null);
 
 export function sessionView(
   base: string,
@@ -111,7 +135,8 @@ ${(cart.fees ?? []).map((f) => html`<tr><td>${f.label}</td><td></td><td class="n
 <thead><tr><th scope="col">Member</th><th scope="col">Email</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Card</th></tr></thead>
 <tbody>${d.members.map((m) => {
     const p = paymentOf(d.attempts, m.id);
-    return html`<tr><td>${m.name}${m.isOrganizer ? html` <span class="small muted">(organizer)</span>` : ''}<br><span class="mono small muted">${m.id}</span></td><td>${m.email ?? '—'}</td><td class="num">${money(m.amountCents, c)}</td><td>${statusBadge(m.status)}${m.failure ? html`<br><span class="small">${m.failure}</span>` : ''}</td><td>${p?.cardBrand ? `${p.cardBrand} ···· ${p.cardLast4 ?? ''}` : '—'}</td></tr>`;
+    const problem = problemOf(m, d.refunds);
+    return html`<tr><td>${m.name}${m.isOrganizer ? html` <span class="small muted">(organizer)</span>` : ''}<br><span class="mono small muted">${m.id}</span></td><td>${m.email ?? '—'}</td><td class="num">${money(m.amountCents, c)}</td><td>${statusBadge(m.status)}${problem ? html`<br><span class="small">${problem}</span>` : ''}</td><td>${p?.cardBrand ? `${p.cardBrand} ···· ${p.cardLast4 ?? ''}` : '—'}</td></tr>`;
   })}</tbody></table></div></section>
 <section class="card" aria-labelledby="pay-h"><h2 id="pay-h">Payments</h2>${attemptsTable(payments)}</section>
 <section class="card" aria-labelledby="refund-h"><h2 id="refund-h">Refunds</h2>${attemptsTable(refunds)}</section>
@@ -139,7 +164,7 @@ function attemptsTable(attempts: readonly Attempt[]): Html {
   return html`<div class="scroll"><table><thead><tr><th scope="col">Kind</th><th scope="col">Processor id</th><th scope="col" class="num">Amount</th><th scope="col">State</th><th scope="col">Card</th><th scope="col">At</th></tr></thead>
 <tbody>${attempts.map(
     (a) =>
-      html`<tr><td>${a.kind}</td><td class="mono">${a.processorId ?? '—'}</td><td class="num">${money(a.amountCents, a.currency)}</td><td>${statusBadge(a.pending ? 'pending' : a.state)}${a.declineCode ? html`<br><span class="small">${a.declineCode}</span>` : ''}</td><td>${a.cardBrand ? `${a.cardBrand} ···· ${a.cardLast4 ?? ''}` : '—'}</td><td>${when(a.createdAt)}</td></tr>`,
+      html`<tr><td>${a.kind}</td><td class="mono">${a.processorId ?? '—'}</td><td class="num">${money(a.amountCents, a.currency)}</td><td>${statusBadge(stateOf(a))}${reasonOf(a) ? html`<br><span class="small">${reasonOf(a)}</span>` : ''}</td><td>${a.cardBrand ? `${a.cardBrand} ···· ${a.cardLast4 ?? ''}` : '—'}</td><td>${when(a.createdAt)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
