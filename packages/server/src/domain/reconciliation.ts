@@ -268,6 +268,16 @@ export function checkStatuses(c: SessionCheck): Mismatch[] {
       bad(
         `Payment ${payment.id} of member ${d.memberId} (session ${sid}) was refunded, and its dispute ${d.id} was lost as well: the payer got ${money(d.amountCents, cur)} back twice.`,
       );
+    // A closed session returns every payment; a lost dispute for part of one returned only that part, and
+    // the settling never refunds a payment disputed away: the rest is owed, by hand.
+    else if (
+      d.status === 'lost' &&
+      (session.status === 'cancelled' || session.status === 'expired') &&
+      d.amountCents < payment.amountCents
+    )
+      bad(
+        `Member ${d.memberId} of ${session.status} session ${sid} is owed ${money(payment.amountCents - d.amountCents, cur)}: their dispute ${d.id} was lost for ${d.amountCents} of the ${payment.amountCents} that payment ${payment.id} took, and the rest is not refunded by itself (docs/operations.md#a-partial-dispute-lost).`,
+      );
   }
   return out;
 }
