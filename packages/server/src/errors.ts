@@ -1,6 +1,7 @@
 // The one error type every layer throws, with the closed list of codes it may carry (see
-// docs/api.md#errors). It says what went wrong, never how HTTP answers it: api/errors.ts maps each code
-// to its status and wire shape, in one place, and jobs branch on results rather than on errors.
+// docs/api.md#errors), and the one status each code is answered with over HTTP (STATUS_OF), which the API
+// (api/errors.ts, with its wire shape) and the dashboard's pages both read, so that they cannot disagree.
+// Jobs branch on results rather than on errors.
 
 /** Every error code, with the message a client sees unless the thrower gives a more precise one. */
 /** @internal Exported for the fuzz suite, which checks every answered code is one of these. */
@@ -73,6 +74,64 @@ export const ERROR_MESSAGES = {
 } as const satisfies Record<string, string>;
 
 export type ErrorCode = keyof typeof ERROR_MESSAGES;
+
+/**
+ * The HTTP status of each code, wherever it is answered: the API's JSON errors and the dashboard's pages.
+ * Here rather than in api/ so that the dashboard, which may not import api/, reads the same table.
+ */
+export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
+  invalid_request: 400,
+  invalid_json: 400,
+  invalid_cart: 400,
+  currency_not_supported: 400,
+  invalid_signature: 400,
+  invalid_group: 400,
+  invalid_idempotency_key: 400,
+  invalid_origin: 400,
+  not_allowed_with_publishable_key: 400,
+  invalid_webhook_signature: 400,
+  webhook_limit_reached: 400,
+  missing_api_key: 401,
+  invalid_api_key_format: 401,
+  invalid_api_key: 401,
+  invalid_access_token: 401,
+  card_declined: 402,
+  secret_key_from_browser: 403,
+  key_environment_mismatch: 403,
+  merchant_mismatch: 403,
+  ip_blocked: 403,
+  secret_key_required: 403,
+  headless_not_enabled: 403,
+  origin_not_allowed: 403,
+  organizer_only: 403,
+  route_not_found: 404,
+  session_not_found: 404,
+  share_not_found: 404,
+  webhook_not_found: 404,
+  event_not_found: 404,
+  dispute_not_found: 404,
+  dashboard_user_not_found: 404,
+  authentication_not_found: 404,
+  request_timeout: 408,
+  session_not_pending: 409,
+  share_not_pending: 409,
+  amount_changed: 409,
+  payment_in_progress: 409,
+  group_full: 409,
+  group_not_joinable: 409,
+  reminder_limit_reached: 409,
+  dispute_not_open: 409,
+  dashboard_user_exists: 409,
+  last_owner: 409,
+  idempotency_key_reused: 409,
+  idempotency_in_progress: 409,
+  body_too_large: 413,
+  rate_limited: 429,
+  too_many_failed_authentications: 429,
+  headers_too_large: 431,
+  internal_error: 500,
+  upstream_error: 503,
+};
 
 export interface ServiceErrorOptions {
   /** A message more precise than the code's default. */

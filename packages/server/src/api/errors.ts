@@ -1,66 +1,12 @@
-// How the API answers a ServiceError: one status per code, and the wire shape
+// How the API answers a ServiceError: its code's status (STATUS_OF, errors.ts), and the wire shape
 // `{ request_id, error, code, details? }` (docs/api.md#errors). Every error reply goes through sendError.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { type ErrorCode, ServiceError } from '../errors.ts';
+import { type ErrorCode, ServiceError, STATUS_OF } from '../errors.ts';
 import { ids } from '../ids.ts';
 import { describeErrors } from './validation.ts';
-
-export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
-  invalid_request: 400,
-  invalid_json: 400,
-  invalid_cart: 400,
-  currency_not_supported: 400,
-  invalid_signature: 400,
-  invalid_group: 400,
-  invalid_idempotency_key: 400,
-  invalid_origin: 400,
-  not_allowed_with_publishable_key: 400,
-  invalid_webhook_signature: 400,
-  webhook_limit_reached: 400,
-  missing_api_key: 401,
-  invalid_api_key_format: 401,
-  invalid_api_key: 401,
-  invalid_access_token: 401,
-  card_declined: 402,
-  secret_key_from_browser: 403,
-  key_environment_mismatch: 403,
-  merchant_mismatch: 403,
-  ip_blocked: 403,
-  secret_key_required: 403,
-  headless_not_enabled: 403,
-  origin_not_allowed: 403,
-  organizer_only: 403,
-  route_not_found: 404,
-  session_not_found: 404,
-  share_not_found: 404,
-  webhook_not_found: 404,
-  event_not_found: 404,
-  dispute_not_found: 404,
-  dashboard_user_not_found: 404,
-  authentication_not_found: 404,
-  request_timeout: 408,
-  session_not_pending: 409,
-  share_not_pending: 409,
-  amount_changed: 409,
-  payment_in_progress: 409,
-  group_full: 409,
-  group_not_joinable: 409,
-  reminder_limit_reached: 409,
-  dispute_not_open: 409,
-  dashboard_user_exists: 409,
-  last_owner: 409,
-  idempotency_key_reused: 409,
-  idempotency_in_progress: 409,
-  body_too_large: 413,
-  rate_limited: 429,
-  too_many_failed_authentications: 429,
-  headers_too_large: 431,
-  internal_error: 500,
-  upstream_error: 503,
-};
 
 /**
  * Answers that mean "not yet" (docs/api.md#idempotency): the same request, sent again later, may go

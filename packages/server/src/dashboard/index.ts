@@ -8,7 +8,7 @@ import type { App, PageSurfaces } from '../app-type.ts';
 import type { Deps } from '../deps.ts';
 import { EVENT_TYPES, type EventType } from '../domain/event-types.ts';
 import { originOfAddress } from '../domain/origins.ts';
-import { type ErrorCode, ServiceError } from '../errors.ts';
+import { ServiceError, STATUS_OF } from '../errors.ts';
 import {
   DASHBOARD_ROLES,
   findMerchantForDashboard,
@@ -123,23 +123,20 @@ function remindedNotice(query: Record<string, unknown>): string {
   return parts.join(' ');
 }
 
-/** How a refusal from a flow is shown: its status and its words. */
-const REFUSALS: Partial<Record<ErrorCode, number>> = {
-  invalid_request: 400,
-  session_not_found: 404,
-  event_not_found: 404,
-  webhook_not_found: 404,
-  route_not_found: 404,
-  dashboard_user_not_found: 404,
-  session_not_pending: 409,
-  dashboard_user_exists: 409,
-  last_owner: 409,
-  webhook_limit_reached: 400,
-  rate_limited: 429,
-  upstream_error: 503,
-  // Refused before any route (http/refused-before-route.ts): a blocked address, a NUL in the URL.
-  ip_blocked: 403,
-};
+/**
+ * The status a refusal is shown with: the API's for the same code (STATUS_OF, the one table), when it is
+ * one to say in words: any refusal below 500, and upstream_error (503: the processor did not answer). Any
+ * other 5xx is ours, shown as the generic page that names the request.
+ */
+function refusalStatus(error: Error): number | undefined {
+  if (error instanceof ServiceError) {
+    const status = STATUS_OF[error.code];
+    return status < 500 || error.code === 'upstream_error' ? status : undefined;
+  }
+  // Fastify's own refusals of a request (a body too large, a broken URL) carry their status.
+  const status = (error as { statusCode?: number }).statusCode;
+  return status !== undefined && status >= 400 && status < 500 ? status : undefined;
+}
 
 interface Signed {
   session: DashboardSession;
@@ -195,11 +192,10 @@ export async function merchantDashboard(
   const answerError = (error: Error, request: FastifyRequest, reply: FastifyReply) => {
     // Set by the onRequest hook above, but not on a URL the router refused before any hook ran.
     reply.headers(HEADERS);
-    const code = error instanceof ServiceError ? error.code : undefined;
-    const status = code ? REFUSALS[code] : (error as { statusCode?: number }).statusCode;
-    // A flow's refusal is shown in its words (503 too: the processor did not answer); other errors of
-    // ours are a 500 that names the request.
-    if (status && (code !== undefined || status < 500)) {
+    const status = refusalStatus(error);
+    // A refusal is shown in its words with the API's status; other errors of ours are a 500 that names
+    // the request.
+    if (status !== undefined) {
       const text = error instanceof ServiceError ? error.message : 'The request was not understood.';
       return send(reply, status, {
         title: 'Not done',

@@ -1,10 +1,10 @@
 // Every error answer in our shape, {request_id, error, code, details?} (api/errors.ts), never Fastify's:
 // what a route or hook threw, a path no route has, and what the router refused before any hook ran.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { BASE_HEADERS, routerError, STATUS_OF, sendError, toServiceError } from '../api/errors.ts';
+import { BASE_HEADERS, routerError, sendError, toServiceError } from '../api/errors.ts';
 import type { App, PageSurfaces } from '../app-type.ts';
 import type { Deps } from '../deps.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError, STATUS_OF } from '../errors.ts';
 import { refusedBeforeRoute } from './refused-before-route.ts';
 import { logRequest } from './request-log.ts';
 

@@ -38,7 +38,11 @@ describe("dashboard: a session's money as the API tells it", () => {
     await payOk(t, g.shares[1].shareId, CARDS.refundsFail);
     const cancel = await t.request('POST', `/v1/sessions/${sessionId}/cancel`, { key: t.merchant.secretKey });
     assert.equal(cancel.status, 200, cancel.text);
-    assert.match(sectionText(await sessionPage(sessionId), 'refund-h'), /refund .* pending/, 'taken: pending');
+    assert.match(
+      sectionText(await sessionPage(sessionId), 'refund-h'),
+      /refund .* pending/,
+      'taken: pending',
+    );
 
     clock.advance(3_000);
     assert.equal(await handleDueProcessorEvents(t.deps), 1);

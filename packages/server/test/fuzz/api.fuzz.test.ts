@@ -11,9 +11,8 @@ import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:ht
 import { after, before, describe, test } from 'node:test';
 import { type Cart, signCart } from '@group-checkout/node';
 import fc from 'fast-check';
-import { STATUS_OF } from '../../src/api/errors.ts';
 import { DEFAULT_RATE_LIMITS } from '../../src/config.ts';
-import { ERROR_MESSAGES, type ErrorCode } from '../../src/errors.ts';
+import { ERROR_MESSAGES, type ErrorCode, STATUS_OF } from '../../src/errors.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { createSession, organizerToken, SESSION_ENV } from '../helpers/sessions.ts';
