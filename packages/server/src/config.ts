@@ -412,6 +412,12 @@ function readConfig(env: Env): Config {
   if (secretsKeyPrevious && secretsKeyCurrent?.equals(secretsKeyPrevious)) {
     throw new ConfigError('SECRETS_KEY_PREVIOUS is the same key as SECRETS_KEY');
   }
+  // A live Stripe key takes real money: never in the sandbox, whose test helpers expire sessions, whose
+  // crash points stop the process and whose keys are test keys (docs/decisions.md#payments).
+  if (serviceEnv === 'sandbox' && stripeSecretKey && /^(sk|rk)_live_/.test(stripeSecretKey))
+    throw new ConfigError(
+      'STRIPE_SECRET_KEY is a live key (sk_live_…), but SERVICE_ENV is the sandbox: real money is taken only with SERVICE_ENV=production; in the sandbox use a test key (sk_test_…)',
+    );
   if (serviceEnv === 'production') {
     // Fail closed (docs/operations.md#going-to-production): real money only through Stripe, its own
     // events heard, and the public addresses on https.

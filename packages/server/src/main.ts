@@ -76,6 +76,10 @@ function warnAboutConfig({ config, logger }: Awaited<ReturnType<typeof openRunti
       { outbox: config.outboxDir },
       'SMTP_URL is not set: reminders and sign-in links are written to the outbox folder, not mailed',
     );
+  if (config.serviceEnv === 'production' && /^(sk|rk)_test_/.test(config.stripeSecretKey ?? ''))
+    logger.warn(
+      "STRIPE_SECRET_KEY is a test key (sk_test_…): this production deployment takes no real money, and Stripe's test cards fund groups: fine for staging, never for a shop that ships orders",
+    );
   if (config.stripeSecretKey && !config.stripeWebhookSecret)
     logger.warn(
       "STRIPE_WEBHOOK_SECRET is not set: Stripe's webhooks are refused, so authentications abandoned on the page, failed refunds and disputes are learnt late or not at all",

@@ -275,6 +275,15 @@ describe('production fails closed (docs/operations.md#going-to-production)', () 
     assert.equal(loadConfig({}).stripeWebhookSecret, undefined);
   });
 
+  test('a live Stripe key in the sandbox is refused, naming SERVICE_ENV; a test key in the sandbox is fine', () => {
+    for (const key of ['sk_live_123', 'rk_live_123'])
+      refused(
+        { STRIPE_SECRET_KEY: key },
+        /^STRIPE_SECRET_KEY is a live key \(sk_live_…\), but SERVICE_ENV is the sandbox: real money is taken only with SERVICE_ENV=production/,
+      );
+    assert.equal(loadConfig({ STRIPE_SECRET_KEY: 'sk_test_123' }).stripeSecretKey, 'sk_test_123');
+  });
+
   test('http:// public URLs are refused off loopback, and allowed on it', () => {
     refused(
       { ...PRODUCTION, PUBLIC_PAY_URL: 'http://pay.example.com' },
