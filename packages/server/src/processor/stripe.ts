@@ -53,6 +53,13 @@ const DEFAULT_TIMEOUT_MS = 30_000;
  */
 const MAX_NETWORK_RETRIES = 2;
 
+/**
+ * The longest one call may take: every try timed out, and the client's back-offs between them (under a
+ * second each). A request waiting on it must not be cut off before (http/slow-clients.ts).
+ * @internal Exported for that test.
+ */
+export const LONGEST_CALL_MS = (MAX_NETWORK_RETRIES + 1) * DEFAULT_TIMEOUT_MS + 2_000;
+
 /** Our sentence for a refusal, when Stripe's card error carries no message of its own. */
 const DECLINE_MESSAGES: Record<DeclineCode, string> = {
   generic_decline: 'Your card was declined.',

@@ -5,7 +5,8 @@
 // Stripe's webhooks verified and read; lookup of Stripe's own records.
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
-import { createStripeProcessor } from '../../src/processor/stripe.ts';
+import { CONNECTION_IDLE_MS } from '../../src/http/slow-clients.ts';
+import { createStripeProcessor, LONGEST_CALL_MS } from '../../src/processor/stripe.ts';
 import type {
   DeclineCode,
   FollowUpRequest,
@@ -909,4 +910,13 @@ describe("Stripe's webhooks, verified on the raw body and read", () => {
     assert.equal(warning?.type === 'dispute.closed' && warning.dispute.status, 'won');
     assert.equal(await read('customer.created', { id: 'cus_1', object: 'customer' }), null);
   });
+});
+
+test('a request waiting on the longest Stripe call is answered, not cut off as an idle connection', () => {
+  // Three tries of 30 s: the payer must get the 503 that says not to pay again (docs/decisions.md#slow-clients).
+  assert.ok(LONGEST_CALL_MS >= 92_000, String(LONGEST_CALL_MS));
+  assert.ok(
+    CONNECTION_IDLE_MS > LONGEST_CALL_MS + 10_000,
+    `${CONNECTION_IDLE_MS} against ${LONGEST_CALL_MS}`,
+  );
 });
