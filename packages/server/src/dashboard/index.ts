@@ -51,6 +51,7 @@ import type { Html } from '../pages/html.ts';
 import type { DashboardRole, DashboardSession } from '../store/dashboard.ts';
 import type { Merchant } from '../store/merchants.ts';
 import { dashboardStyles } from './assets.ts';
+import { FORM_LIMIT_BYTES, Form } from './form.ts';
 import { documentOf, type Section } from './layout.ts';
 import { clearCookie, cookieSettings, readCookie, sameOrigin, setCookie, tokensMatch } from './session.ts';
 import { developersView, ROLLS, type Rollable } from './views/developers.ts';
@@ -138,12 +139,24 @@ function refusalStatus(error: Error): number | undefined {
   return status !== undefined && status >= 400 && status < 500 ? status : undefined;
 }
 
+/** Bodies refused before any route runs: not a form, or a form too large; in words, with their status. */
+const BODY_REFUSALS: Record<string, { status: number; words: (contentType?: string) => string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    status: 415,
+    words: (contentType) =>
+      `Every dashboard change is a form sent as application/x-www-form-urlencoded; this request came ${contentType ? `as ${contentType.slice(0, 100)}` : 'with no Content-Type'}. Nothing was changed.`,
+  },
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    status: 413,
+    words: () =>
+      `A dashboard form is at most ${FORM_LIMIT_BYTES / 1024} KB; this one is larger. Nothing was changed.`,
+  },
+};
+
 interface Signed {
   session: DashboardSession;
   merchant: Merchant;
 }
-
-type Form = Record<string, string | undefined>;
 
 export async function merchantDashboard(
   app: App,
@@ -163,12 +176,15 @@ export async function merchantDashboard(
     reply.headers(HEADERS);
     done();
   });
-  // Forms, as browsers send them; nothing else is accepted here.
+  // Forms, as browsers send them, and nothing else: the JSON (and text) parsers the app sets at its root are
+  // removed here, so any other body is 415 before a route runs (docs/dashboard.md#signing-in).
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: 16 * 1024 },
-    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+    { parseAs: 'string', bodyLimit: FORM_LIMIT_BYTES },
+    (_request, body, done) => done(null, Form.parse(String(body))),
   );
+  const formOf = (request: FastifyRequest) => (request.body instanceof Form ? request.body : Form.EMPTY);
 
   const send = (reply: FastifyReply, status: number, page: Parameters<typeof documentOf>[1]) =>
     reply.code(status).type('text/html; charset=utf-8').send(documentOf(chrome, page));
@@ -192,6 +208,15 @@ export async function merchantDashboard(
   const answerError = (error: Error, request: FastifyRequest, reply: FastifyReply) => {
     // Set by the onRequest hook above, but not on a URL the router refused before any hook ran.
     reply.headers(HEADERS);
+    const bodyRefused = BODY_REFUSALS[(error as { code?: string }).code ?? ''];
+    if (bodyRefused)
+      return send(reply, bodyRefused.status, {
+        title: 'Not done',
+        body: messageView('Not done', bodyRefused.words(request.headers['content-type']), {
+          href: `${base}/sessions`,
+          label: 'Back to the dashboard',
+        }),
+      });
     const status = refusalStatus(error);
     // A refusal is shown in its words with the API's status; other errors of ours are a 500 that names
     // the request.
@@ -259,8 +284,8 @@ export async function merchantDashboard(
       const s = await signedIn(request);
       if (!s)
         return refuse(reply, 401, 'Signed out', 'Your session ended. Sign in again, then repeat the change.');
-      const form = (request.body ?? {}) as Form;
-      if (!sameOrigin(request, cookie) || !tokensMatch(form._csrf, s.session.csrfToken))
+      const form = formOf(request);
+      if (!sameOrigin(request, cookie) || !tokensMatch(form.only('_csrf'), s.session.csrfToken))
         return refuse(
           reply,
           403,
@@ -323,7 +348,7 @@ export async function merchantDashboard(
   app.post('/sign-in/request', { schema: { hide: true }, config: askLimit }, async (request, reply) => {
     if (!sameOrigin(request, cookie))
       return refuse(reply, 403, 'Refused', 'Ask for a link from the sign-in page.');
-    const email = (request.body as Form | undefined)?.email ?? '';
+    const email = formOf(request).one('email');
     // Sent after the answer, so that neither the words nor the time taken tell whether the address is known.
     void mailSignInLinks(deps, email).catch((error: Error) =>
       deps.logger.warn({ err: error.message }, 'dashboard sign-in mail failed'),
@@ -334,7 +359,7 @@ export async function merchantDashboard(
   app.post('/sign-in', { schema: { hide: true }, config: write }, async (request, reply) => {
     if (!sameOrigin(request, cookie))
       return refuse(reply, 403, 'Refused', 'Open the sign-in link from your mail, then continue.');
-    const token = (request.body as Form | undefined)?.token ?? '';
+    const token = formOf(request).one('token');
     const opened = token.length > 0 && token.length <= 100 ? await signInWithLink(deps, token) : undefined;
     if (!opened) return send(reply, 410, { title: 'Link does not work', body: deadLinkView(base) });
     return reply
@@ -346,9 +371,8 @@ export async function merchantDashboard(
 
   app.post('/sign-out', { schema: { hide: true }, config: write }, async (request, reply) => {
     const s = await signedIn(request);
-    const form = (request.body ?? {}) as Form;
     if (s) {
-      if (!sameOrigin(request, cookie) || !tokensMatch(form._csrf, s.session.csrfToken))
+      if (!sameOrigin(request, cookie) || !tokensMatch(formOf(request).only('_csrf'), s.session.csrfToken))
         return refuse(
           reply,
           403,
@@ -528,12 +552,12 @@ export async function merchantDashboard(
   });
 
   actionWithPage('/webhooks', 'change', async (_request, s, form) => {
-    const events =
-      form.events === '*' ? ['*' as const] : EVENT_TYPES.filter((t): t is EventType => t === form.events);
+    const chosen = form.one('events');
+    const events = chosen === '*' ? ['*' as const] : EVENT_TYPES.filter((t): t is EventType => t === chosen);
     if (events.length === 0)
       throw new ServiceError('invalid_request', { message: 'events must be * or one event type' });
     const endpoint = await createWebhookEndpoint(deps, s.merchant.id, {
-      url: (form.url ?? '').trim(),
+      url: form.one('url').trim(),
       events,
     });
     return showSecret('Endpoint added', s, endpoint);
@@ -588,7 +612,7 @@ export async function merchantDashboard(
   // The CLI's `merchant update --allowed-origin`, from the page: what a person types is taken as the CLI
   // takes it (a page's address becomes its origin), and stored canonical (domain/origins.ts).
   action('/developers/origins', 'change', async (_request, s, form) => {
-    const parsed = originOfAddress(form.origin ?? '', deps.config.serviceEnv);
+    const parsed = originOfAddress(form.one('origin'), deps.config.serviceEnv);
     if (!parsed.ok)
       throw new ServiceError('invalid_request', {
         message: `The origin must be a web origin such as https://shop.example: ${parsed.reason}.`,
@@ -598,17 +622,17 @@ export async function merchantDashboard(
   });
 
   action('/developers/origins/remove', 'change', async (_request, s, form) => {
-    await changeAllowedOrigins(deps.db, s.merchant.id, { add: [], remove: [form.origin ?? ''] });
+    await changeAllowedOrigins(deps.db, s.merchant.id, { add: [], remove: [form.one('origin')] });
     return `${base}/developers?done=origin-removed`;
   });
 
   action('/settings/name', 'change', async (_request, s, form) => {
-    await renameMerchant(deps, s.merchant.id, form.name ?? '');
+    await renameMerchant(deps, s.merchant.id, form.one('name'));
     return `${base}/settings?done=renamed`;
   });
 
   action('/settings/payout', 'team', async (_request, s, form) => {
-    await setPayoutCurrency(deps, s.merchant.id, form.currency ?? '');
+    await setPayoutCurrency(deps, s.merchant.id, form.one('currency'));
     return `${base}/settings?done=payout`;
   });
 
@@ -625,10 +649,11 @@ export async function merchantDashboard(
   });
 
   action('/team/invite', 'team', async (_request, s, form) => {
-    const role = DASHBOARD_ROLES.find((r) => r === form.role);
+    const chosen = form.one('role');
+    const role = DASHBOARD_ROLES.find((r) => r === chosen);
     if (!role)
       throw new ServiceError('invalid_request', { message: 'role must be owner, developer or viewer' });
-    await inviteTeammate(deps, s.merchant.id, { email: form.email ?? '', role });
+    await inviteTeammate(deps, s.merchant.id, { email: form.one('email'), role });
     return `${base}/settings?done=invited`;
   });
 
