@@ -23,13 +23,27 @@ import { checkWebhookEndpointUrl } from './urls.ts';
 
 export const MAX_ENDPOINTS_PER_MERCHANT = 16;
 
+/**
+ * The longest endpoint URL, in characters (Unicode code points, as the API's JSON Schema counts them), on
+ * every surface: the API's route schema says it too, and the dashboard's form reaches only this check.
+ */
+const MAX_URL_CHARACTERS = 2048;
+
+/** The endpoint URL's length refused in the API's words (its schema's message), or undefined. */
+function urlTooLong(url: string): string | undefined {
+  // UTF-16 units are never fewer than code points: only a long string needs counting.
+  if (url.length <= MAX_URL_CHARACTERS || [...url].length <= MAX_URL_CHARACTERS) return undefined;
+  return `url must be at most ${MAX_URL_CHARACTERS} characters`;
+}
+
 export async function createWebhookEndpoint(
   deps: Deps,
   merchantId: string,
   input: { url: string; events: (EventType | '*')[] },
   answer?: AnswerSpec<WebhookEndpoint>,
 ): Promise<WebhookEndpoint> {
-  const problem = await checkWebhookEndpointUrl('url', input.url, deps.config.serviceEnv);
+  const problem =
+    urlTooLong(input.url) ?? (await checkWebhookEndpointUrl('url', input.url, deps.config.serviceEnv));
   if (problem) throw new ServiceError('invalid_request', { message: problem, details: [problem] });
   const endpoint: WebhookEndpoint = {
     id: ids.webhookEndpoint(),

@@ -63,6 +63,28 @@ describe('dashboard: webhooks', () => {
     assert.equal((await endpoints()).length, before);
   });
 
+  test("a URL longer than the API's 2,048 characters is refused as the API refuses it", async () => {
+    const s = await signIn(t, await dashboardUser(t, 'owner'));
+    const before = (await endpoints()).length;
+    const long = `https://shop.example/${'a'.repeat(2048 - 'https://shop.example/'.length + 1)}`;
+    const api = await t.request('POST', '/v1/webhooks', {
+      key: t.merchant.secretKey,
+      body: { url: long, events: ['*'] },
+    });
+    assert.equal(api.status, 400);
+    assert.equal(api.body.code, 'invalid_request');
+    assert.equal(api.body.error, 'url must be at most 2048 characters');
+    assert.deepEqual(api.body.details, ['url must be at most 2048 characters']);
+    const page = await change(t, s, '/dashboard/webhooks', { url: long, events: '*' });
+    assert.equal(page.status, 400);
+    assert.match(page.text, /url must be at most 2048 characters/);
+    assert.equal((await endpoints()).length, before);
+    // Exactly 2,048 is taken, on both.
+    const longest = long.slice(0, 2048);
+    assert.equal((await change(t, s, '/dashboard/webhooks', { url: longest, events: '*' })).status, 200);
+    assert.equal((await endpoints()).length, before + 1);
+  });
+
   test("a viewer cannot add, rotate or delete; another merchant's endpoint is 404", async () => {
     const other = await t.createMerchant({ name: 'Other' });
     const theirs = await t.request('POST', '/v1/webhooks', {
