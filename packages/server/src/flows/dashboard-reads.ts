@@ -4,6 +4,7 @@ import type { Deps } from '../deps.ts';
 import { refundsOf, withDisputes } from '../domain/settling.ts';
 import type { EventPayload } from '../events/outbox.ts';
 import { type ApiRequestRecord, listApiRequests } from '../store/api-requests.ts';
+import { listSessionAttempts } from '../store/attempts.ts';
 import {
   closedPerDay,
   createdPerDay,
@@ -63,7 +64,11 @@ export interface TimelineEvent {
  */
 export async function sessionPage(deps: Deps, merchantId: string, sessionId: string) {
   const found = await getSession(deps, merchantId, sessionId);
-  const refunds = refundsOf(found.session, found.members, withDisputes(found.attempts, found.disputes));
+  // getSession reads attempts only once money has moved; a declined payment moves none and leaves its
+  // member pending, so the page reads them itself then: every attempt is listed, declines included.
+  const attempts =
+    found.attempts.length > 0 ? found.attempts : await listSessionAttempts(deps.db.kysely, sessionId);
+  const refunds = refundsOf(found.session, found.members, withDisputes(attempts, found.disputes));
   const ledger: StoredLedgerLine[] = await listSessionLedgerLines(deps.db.kysely, sessionId);
   const { page } = await listMerchantEvents(deps, merchantId, TIMELINE_EVENTS, { sessionId });
   const timeline: TimelineEvent[] = [];
@@ -72,7 +77,15 @@ export async function sessionPage(deps: Deps, merchantId: string, sessionId: str
     const detail = await getEventDetail(deps, merchantId, event.id);
     timeline.push({ event: detail.event, deliveries: detail.deliveries });
   }
-  return { ledger, timeline, refunds, ...found };
+  return {
+    session: found.session,
+    members: found.members,
+    attempts,
+    disputes: found.disputes,
+    refunds,
+    ledger,
+    timeline,
+  };
 }
 
 /** The webhooks page: the merchant's endpoints and its latest deliveries with their attempts. */

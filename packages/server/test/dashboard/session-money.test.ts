@@ -1,6 +1,7 @@
 // A session's page tells its money as the API does (docs/dashboard.md#pages): a refund the processor took
 // and later failed (sandbox card 4000000000005126) is failed with its reason, as GET /v1/sessions/{id}
-// lists it, and the member's row says in the merchant's words what that means, not the payer's sentence.
+// lists it, and the member's row says in the merchant's words what that means, not the payer's sentence;
+// a declined payment is listed before any money has moved.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { handleDueProcessorEvents } from '../../src/flows/processor-events.ts';
@@ -8,7 +9,7 @@ import type { TestApp } from '../helpers/app.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { dashboardRequest, dashboardUser, type SignedIn, signIn } from '../helpers/dashboard.ts';
 import { startPagesApp } from '../helpers/pages.ts';
-import { CARDS, equalGroup, merchantSession, payOk } from '../helpers/payments.ts';
+import { CARDS, equalGroup, merchantSession, pay, payOk } from '../helpers/payments.ts';
 
 /** The text of the section whose heading has this id, tags removed. */
 const sectionText = (page: string, headingId: string) => {
@@ -59,5 +60,16 @@ describe("dashboard: a session's money as the API tells it", () => {
     assert.doesNotMatch(group, /could not reach your card|The shop has been told/, 'not the payer’s words');
     assert.match(group, /refund failed \(expired_or_canceled_card\)/i);
     assert.match(group, /must be returned to the payer another way/);
+  });
+
+  test('a declined payment is listed before any money moved, with its decline code', async () => {
+    const g = await equalGroup(t, ['Ada', 'Ben']);
+    const declined = await pay(t, g.shares[1].shareId, CARDS.declined);
+    assert.equal(declined.status, 402, declined.text);
+    const page = await sessionPage(g.created.session_id);
+    const payments = sectionText(page, 'pay-h');
+    assert.doesNotMatch(payments, /None\./);
+    assert.match(payments, /charge .* declined generic_decline/);
+    assert.match(payments, /visa ···· 0002/);
   });
 });
