@@ -34,6 +34,7 @@ import { redeliverEvent } from '../flows/events.ts';
 import {
   allowedOriginsOf,
   changeAllowedOrigins,
+  removeAllowedOrigin,
   rollMerchantSecret,
   rollPublishableKey,
   rollSecretKey,
@@ -621,8 +622,15 @@ export async function merchantDashboard(
     return `${base}/developers?done=origin-added`;
   });
 
+  // Taken as adding takes it, so https://Shop.example/ removes https://shop.example; one that is not
+  // registered is said so rather than reported removed.
   action('/developers/origins/remove', 'change', async (_request, s, form) => {
-    await changeAllowedOrigins(deps.db, s.merchant.id, { add: [], remove: [form.one('origin')] });
+    const result = await removeAllowedOrigin(deps.db, s.merchant.id, form.one('origin'));
+    if (!result) throw new ServiceError('route_not_found');
+    if (!result.removed)
+      throw new ServiceError('invalid_request', {
+        message: `${result.origin.slice(0, 255)} is not registered for this merchant, so nothing was removed. The Developers page lists the registered origins.`,
+      });
     return `${base}/developers?done=origin-removed`;
   });
 

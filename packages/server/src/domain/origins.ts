@@ -81,6 +81,17 @@ export function originOfAddress(raw: string, policy: OriginPolicy): ParsedOrigin
 }
 
 /**
+ * The stored values an origin typed to be removed stands for: its origin as adding takes it
+ * (originOfAddress, as `merchant update --remove-allowed-origin` takes it), whatever the environment so that
+ * a sandbox-only origin can be taken out in production too, and the value exactly as typed, which is how
+ * a row stored before origins were parsed is matched. The first is the one to name.
+ */
+export function originsToRemove(raw: string): string[] {
+  const parsed = originOfAddress(raw, 'sandbox');
+  return parsed.ok && parsed.origin !== raw ? [parsed.origin, raw] : [raw];
+}
+
+/**
  * The canonical origins among stored values (rows written before origins were parsed included): any that
  * is not already canonical is left out, never repaired, so nothing stored as sent reaches a header.
  */

@@ -4,6 +4,7 @@
 // signing secret, the session webhook secret and the publishable key can be rolled, the old one working
 // on for ROTATION_GRACE_MS (docs/operations.md#keys). An operator sets the merchant's processor account.
 import { DEFAULT_CONSUMER_FEE_PPM, DEFAULT_FX_FEE_PPM, DEFAULT_MERCHANT_FEE_PPM } from '../domain/fees.ts';
+import { originsToRemove } from '../domain/origins.ts';
 import { ROTATION_GRACE_MS } from '../domain/rotation.ts';
 import { ids, type KeyEnvironment } from '../ids.ts';
 import type { Db } from '../store/db.ts';
@@ -200,6 +201,29 @@ export async function changeAllowedOrigins(
     for (const origin of change.add) if (!origins.includes(origin)) origins.push(origin);
     await updateAllowedOrigins(trx, merchantId, origins);
     return origins;
+  });
+}
+
+/**
+ * Takes one registered origin out, typed as a person types it (domain/origins.ts originsToRemove: a page's
+ * address is its origin, case and a trailing slash aside). Answers the origin named and whether it was
+ * registered (nothing changes when it was not); undefined for no such merchant.
+ */
+export async function removeAllowedOrigin(
+  db: Db,
+  merchantId: string,
+  typed: string,
+): Promise<{ origin: string; removed: boolean } | undefined> {
+  const matches = originsToRemove(typed);
+  const origin = matches[0] as string;
+  return db.kysely.transaction().execute(async (trx) => {
+    if (db.dialect === 'postgres') await lockMerchantRow(trx, merchantId);
+    const merchant = await findMerchantById(trx, db.secrets, merchantId);
+    if (!merchant) return undefined;
+    const kept = merchant.allowedOrigins.filter((o) => !matches.includes(o));
+    if (kept.length === merchant.allowedOrigins.length) return { origin, removed: false };
+    await updateAllowedOrigins(trx, merchantId, kept);
+    return { origin, removed: true };
   });
 }
 

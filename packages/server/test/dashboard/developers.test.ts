@@ -100,4 +100,46 @@ describe('dashboard: developers', () => {
     assert.equal(removed.status, 303);
     assert.deepEqual(await origins(), []);
   });
+
+  test('removing an origin takes it as adding does; one not registered is said so, never "removed"', async () => {
+    const other = await t.createMerchant({ name: 'Remove Shop', allowedOrigins: [] });
+    const s = await signIn(t, await dashboardUser(t, 'developer', other));
+    const origins = async () =>
+      (await t.request('GET', '/v1/merchants/me', { key: other.secretKey })).body.allowed_origins as string[];
+    const add = (origin: string) => change(t, s, '/dashboard/developers/origins', { origin });
+    const remove = (origin: string) => change(t, s, '/dashboard/developers/origins/remove', { origin });
+    for (const typed of [
+      'https://shop.example/',
+      'HTTPS://SHOP.EXAMPLE',
+      ' https://Shop.example/cart?x=1 ',
+    ]) {
+      assert.equal((await add('https://shop.example')).status, 303);
+      assert.deepEqual(await origins(), ['https://shop.example']);
+      const res = await remove(typed);
+      assert.equal(res.status, 303, `${typed}: ${res.text}`);
+      assert.deepEqual(await origins(), [], typed);
+    }
+    assert.equal((await add('https://kept.example')).status, 303);
+    for (const typed of ['https://never.example', 'https://kept.example:8443', 'not an origin']) {
+      const res = await remove(typed);
+      assert.equal(res.status, 400, typed);
+      assert.match(res.text, /is not registered/);
+      assert.doesNotMatch(res.text, /Origin removed/);
+    }
+    assert.deepEqual(await origins(), ['https://kept.example']);
+    // A row stored as typed, before origins were parsed, is removed by its own value (its Remove button).
+    const legacy = await t.createMerchant({
+      name: 'Legacy Shop',
+      allowedOrigins: ['https://Legacy.example/'],
+    });
+    const owner = await signIn(t, await dashboardUser(t, 'owner', legacy));
+    const page = await dashboardRequest(t, 'GET', '/dashboard/developers', { cookie: owner.cookie });
+    assert.match(page.text, /name="origin" value="https:\/\/Legacy\.example\/"/);
+    const res = await change(t, owner, '/dashboard/developers/origins/remove', {
+      origin: 'https://Legacy.example/',
+    });
+    assert.equal(res.status, 303, res.text);
+    const left = await t.request('GET', '/v1/merchants/me', { key: legacy.secretKey });
+    assert.deepEqual(left.body.allowed_origins, []);
+  });
 });
