@@ -87,9 +87,11 @@ type Need = 'change' | 'team';
 const allowed = (role: DashboardRole, need: Need) =>
   need === 'change' ? role !== 'viewer' : role === 'owner';
 
-/** Words shown after a change, chosen by the redirect's ?done=. */
+/** Words shown after a change, chosen by the redirect's ?done= (an own key only: noticeOf). */
 const NOTICES: Record<string, string> = {
-  cancelled: 'The session was cancelled. Paid shares are refunded.',
+  // Not "refunded": a hold is released instead, and a payment under dispute is returned by the payer's bank.
+  cancelled:
+    'The session was cancelled. Paid shares are being returned to the payers: card payments refunded, holds released (a payment under dispute is returned by the payer’s bank instead). Refunds and releases below lists each one as it goes.',
   redelivered: 'The event is on its way again to every current target.',
   invited: 'Invitation sent: they get a sign-in link by mail.',
   removed: 'Removed from the team; their sessions ended.',
@@ -101,6 +103,16 @@ const NOTICES: Record<string, string> = {
   'test-sent':
     'A signed webhook.test event is on its way to the endpoint, after any deliveries already waiting for it: its attempts show under Recent deliveries.',
 };
+
+/**
+ * The notice a page's ?done= names, if it names one of ours: an own key of NOTICES, never one the object
+ * inherits (?done=constructor once printed Object's source).
+ */
+function noticeOf(query: Record<string, unknown>): string | undefined {
+  const done = query.done;
+  if (done === 'reminded') return remindedNotice(query);
+  return typeof done === 'string' && Object.hasOwn(NOTICES, done) ? NOTICES[done] : undefined;
+}
 
 /**
  * What a reminder round did, from the redirect's counts (the remind route's answer): how many mails went,
@@ -251,12 +263,7 @@ export async function merchantDashboard(
       if (!s) return reply.code(303).header('location', `${base}/sign-in`).send();
       const { title, body, section } = await render(request, s);
       const query = request.query as Record<string, unknown>;
-      const notice =
-        query.done === 'reminded'
-          ? remindedNotice(query)
-          : typeof query.done === 'string'
-            ? NOTICES[query.done]
-            : undefined;
+      const notice = noticeOf(query);
       return send(reply, 200, {
         title,
         body,

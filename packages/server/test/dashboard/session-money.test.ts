@@ -1,13 +1,14 @@
 // A session's page tells its money as the API does (docs/dashboard.md#pages): a refund the processor took
 // and later failed (sandbox card 4000000000005126) is failed with its reason, as GET /v1/sessions/{id}
 // lists it, and the member's row says in the merchant's words what that means, not the payer's sentence;
-// a declined payment is listed before any money has moved.
+// a declined payment is listed before any money has moved; a cancel's notice says what happens to paid
+// shares (refunds, released holds) truthfully, and a notice is only ever one of ours.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { handleDueProcessorEvents } from '../../src/flows/processor-events.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { manualClock } from '../helpers/clock.ts';
-import { dashboardRequest, dashboardUser, type SignedIn, signIn } from '../helpers/dashboard.ts';
+import { change, dashboardRequest, dashboardUser, type SignedIn, signIn } from '../helpers/dashboard.ts';
 import { startPagesApp } from '../helpers/pages.ts';
 import { CARDS, equalGroup, merchantSession, pay, payOk } from '../helpers/payments.ts';
 
@@ -71,5 +72,34 @@ describe("dashboard: a session's money as the API tells it", () => {
     assert.doesNotMatch(payments, /None\./);
     assert.match(payments, /charge .* declined generic_decline/);
     assert.match(payments, /visa ···· 0002/);
+  });
+
+  test('the cancel notice says paid shares are being returned, and the holds released are listed', async () => {
+    const g = await equalGroup(t, ['Ada', 'Ben'], { group_config: { capture: 'on_funded' } });
+    await payOk(t, g.shares[1].shareId);
+    const owner = await signIn(t, await dashboardUser(t, 'owner'));
+    const cancelled = await change(t, owner, `/dashboard/sessions/${g.created.session_id}/cancel`);
+    assert.equal(cancelled.status, 303, cancelled.text);
+    const page = await dashboardRequest(t, 'GET', cancelled.location as string, { cookie: owner.cookie });
+    const notice = /<p class="notice"[^>]*>([^<]*)</.exec(page.text)?.[1] ?? '';
+    assert.doesNotMatch(notice, /Paid shares are refunded/);
+    assert.match(notice, /being returned/);
+    assert.match(notice, /released/);
+    assert.match(notice, /Refunds and releases/);
+    assert.match(
+      sectionText(page.text, 'refund-h'),
+      /^ Refunds and releases .* release \S+ [\d.]+ USD succeeded/,
+    );
+  });
+
+  test('a notice is one of ours or none: ?done= never reads the object prototype', async () => {
+    for (const done of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'nothing']) {
+      const res = await dashboardRequest(t, 'GET', `/dashboard/sessions?done=${done}`, { cookie: s.cookie });
+      assert.equal(res.status, 200, done);
+      assert.doesNotMatch(res.text, /class="notice"/, done);
+      assert.doesNotMatch(res.text, /native code|\[object/, done);
+    }
+    const ours = await dashboardRequest(t, 'GET', '/dashboard/sessions?done=deleted', { cookie: s.cookie });
+    assert.match(ours.text, /class="notice"[^>]*>The endpoint was deleted/);
   });
 });

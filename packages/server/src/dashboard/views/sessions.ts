@@ -109,7 +109,8 @@ export function sessionView(
   const payments = d.attempts.filter(
     (a) => a.kind !== 'refund' && a.kind !== 'transfer' && a.kind !== 'release',
   );
-  const refunds = d.attempts.filter((a) => a.kind === 'refund');
+  // What goes back to payers: refunds of card payments and releases of holds.
+  const returns = d.attempts.filter((a) => a.kind === 'refund' || a.kind === 'release');
   return html`<p><a href="${base}/sessions">All sessions</a></p>
 <h1>Session <span class="mono">${s.id}</span></h1>
 <div class="card">
@@ -139,7 +140,7 @@ ${(cart.fees ?? []).map((f) => html`<tr><td>${f.label}</td><td></td><td class="n
     return html`<tr><td>${m.name}${m.isOrganizer ? html` <span class="small muted">(organizer)</span>` : ''}<br><span class="mono small muted">${m.id}</span></td><td>${m.email ?? '—'}</td><td class="num">${money(m.amountCents, c)}</td><td>${statusBadge(m.status)}${problem ? html`<br><span class="small">${problem}</span>` : ''}</td><td>${p?.cardBrand ? `${p.cardBrand} ···· ${p.cardLast4 ?? ''}` : '—'}</td></tr>`;
   })}</tbody></table></div></section>
 <section class="card" aria-labelledby="pay-h"><h2 id="pay-h">Payments</h2>${attemptsTable(payments)}</section>
-<section class="card" aria-labelledby="refund-h"><h2 id="refund-h">Refunds</h2>${attemptsTable(refunds)}</section>
+<section class="card" aria-labelledby="refund-h"><h2 id="refund-h">Refunds and releases</h2>${attemptsTable(returns)}</section>
 <section class="card" aria-labelledby="dispute-h"><h2 id="dispute-h">Disputes</h2>${
     d.disputes.length === 0
       ? html`<p class="muted">None.</p>`
