@@ -415,9 +415,10 @@ export async function fundedPerDay(
 }
 
 /**
- * The median of funded_at - created_at over sessions funded since `since`, milliseconds (the lower middle
- * of an even count); null when none was funded. Two reads of sessions_merchant_funded: the count, then the
- * one row in the middle of the ordered durations.
+ * The median of funded_at - created_at over sessions funded since `since`, in whole milliseconds: the middle
+ * duration of an odd count, the mean of the two middle ones of an even count (rounded down); null when none
+ * was funded. Two reads of sessions_merchant_funded: the count, then the one or two rows in the middle of
+ * the ordered durations.
  */
 export async function medianTimeToFund(
   db: Executor,
@@ -432,13 +433,15 @@ export async function medianTimeToFund(
   const count = Number(n);
   if (count === 0) return null;
   const duration = sql<number>`funded_at - created_at`;
-  const row = await base
+  const middle = await base
     .select(duration.as('ms'))
     .orderBy(duration)
-    .limit(1)
+    .limit(count % 2 === 0 ? 2 : 1)
     .offset(Math.floor((count - 1) / 2))
-    .executeTakeFirst();
-  return row ? Number(row.ms) : null;
+    .execute();
+  if (middle.length === 0) return null;
+  const total = middle.reduce((sum, row) => sum + Number(row.ms), 0);
+  return Math.floor(total / middle.length);
 }
 
 /** The merchant's name, or its payout currency (null: each session's own; the mode follows, as at creation). */
