@@ -166,6 +166,21 @@ const BODY_REFUSALS: Record<string, { status: number; words: (contentType?: stri
   },
 };
 
+/**
+ * A query parameter of a page's own links and forms: undefined when absent or empty (a form's empty field),
+ * one string otherwise; given more than once it is refused in words (invalid_request), since either value
+ * shown alone would claim to be what was asked for.
+ */
+function queryValue(query: Record<string, unknown>, name: string): string | undefined {
+  const value = query[name];
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string')
+    throw new ServiceError('invalid_request', {
+      message: `The address gives "${name}" more than once; it takes one value.`,
+    });
+  return value;
+}
+
 interface Signed {
   session: DashboardSession;
   merchant: Merchant;
@@ -412,8 +427,8 @@ export async function merchantDashboard(
       throw new ServiceError('invalid_request', {
         message: `There is no session status "${String(status).slice(0, 40)}". Choose one of ${SESSION_STATUSES.join(', ')}, or any status.`,
       });
-    const search = typeof q.q === 'string' ? q.q.slice(0, 200) : undefined;
-    const cursor = typeof q.cursor === 'string' ? q.cursor : undefined;
+    const search = queryValue(q, 'q')?.slice(0, 200);
+    const cursor = queryValue(q, 'cursor');
     const { rows, nextCursor } = await listSessionsPage(deps, s.merchant.id, { status, search, cursor });
     return {
       title: 'Sessions',
@@ -465,16 +480,14 @@ export async function merchantDashboard(
 
   page('/developers', async (request, s) => {
     const q = request.query as Record<string, unknown>;
-    const requestId = typeof q.request_id === 'string' ? q.request_id.trim().slice(0, 100) : '';
+    const requestId = queryValue(q, 'request_id')?.trim().slice(0, 100) ?? '';
+    const cursor = queryValue(q, 'before');
     return {
       title: 'Developers',
       section: 'developers',
       body: await developersBody(
         s,
-        Object.assign(
-          requestId ? { requestId } : {},
-          typeof q.before === 'string' ? { cursor: q.before } : {},
-        ),
+        Object.assign(requestId ? { requestId } : {}, cursor !== undefined ? { cursor } : {}),
       ),
     };
   });

@@ -2,6 +2,7 @@
 // the API where the API has them: a session is getSession's, its events and deliveries getEventDetail's.
 import type { Deps } from '../deps.ts';
 import { refundsOf, withDisputes } from '../domain/settling.ts';
+import { ServiceError } from '../errors.ts';
 import type { EventPayload } from '../events/outbox.ts';
 import { type ApiRequestRecord, listApiRequests } from '../store/api-requests.ts';
 import { listSessionAttempts } from '../store/attempts.ts';
@@ -33,11 +34,24 @@ const RECENT_DELIVERIES = 25;
 /** The cursor of a page: the last row's creation time and id, as one opaque string. */
 const cursorOf = (row: SessionRowSummary) => `${row.createdAt}.${row.id}`;
 
-function parseCursor(cursor: string | undefined): SessionFilter['after'] {
-  const match = cursor ? /^(\d{1,16})\.([A-Za-z0-9_]{1,64})$/.exec(cursor) : null;
-  return match ? { createdAt: Number(match[1]), id: match[2] as string } : undefined;
+/**
+ * The position a cursor names; undefined for none. A cursor this list did not give is refused in words
+ * (invalid_request) rather than read as the first page, which would show as if it were the page asked for.
+ */
+function parseCursor(cursor: string | undefined, pattern: RegExp, link: string) {
+  if (cursor === undefined) return undefined;
+  const match = pattern.exec(cursor);
+  if (!match)
+    throw new ServiceError('invalid_request', {
+      message: `"${cursor.slice(0, 60)}" is not a position this list gave. Use its ${link} link, or start again from the newest.`,
+    });
+  return { createdAt: Number(match[1]), id: match[2] as string };
 }
 
+const SESSION_CURSOR = /^(\d{1,16})\.([A-Za-z0-9_]{1,64})$/;
+const REQUEST_CURSOR = /^(\d{1,16})\.(req_[A-Za-z0-9]{1,64})$/;
+
+/** A page of the merchant's sessions; a cursor the list did not give is invalid_request. */
 export async function listSessionsPage(
   deps: Deps,
   merchantId: string,
@@ -46,7 +60,7 @@ export async function listSessionsPage(
   const rows = await listSessionsFiltered(deps.db.kysely, merchantId, SESSIONS_PAGE_SIZE, {
     status: query.status,
     search: query.search?.trim() || undefined,
-    after: parseCursor(query.cursor),
+    after: parseCursor(query.cursor, SESSION_CURSOR, 'Older sessions'),
   });
   const page = rows.slice(0, SESSIONS_PAGE_SIZE);
   const last = page.at(-1);
@@ -102,18 +116,18 @@ const REQUESTS_PAGE_SIZE = 25;
 /**
  * A page of the merchant's API request log, newest first, over the last 7 days (rows the sweep has not
  * deleted yet are not shown either); `requestId` finds one request. The cursor is the last row's time and
- * request id, as one opaque string.
+ * request id, as one opaque string; one the log did not give is invalid_request.
  */
 export async function requestLogPage(
   deps: Deps,
   merchantId: string,
   query: { cursor?: string; requestId?: string },
 ): Promise<{ rows: ApiRequestRecord[]; nextCursor: string | null }> {
-  const match = query.cursor ? /^(\d{1,16})\.(req_[A-Za-z0-9]{1,64})$/.exec(query.cursor) : null;
+  const after = parseCursor(query.cursor, REQUEST_CURSOR, 'Older requests');
   const requestId = query.requestId?.trim();
   const rows = await listApiRequests(deps.db.kysely, merchantId, REQUESTS_PAGE_SIZE, {
     since: deps.clock.now() - API_REQUEST_RETENTION_MS,
-    ...(match ? { after: { createdAt: Number(match[1]), id: match[2] as string } } : {}),
+    ...(after ? { after } : {}),
     ...(requestId ? { requestId: requestId.slice(0, 100) } : {}),
   });
   const page = rows.slice(0, REQUESTS_PAGE_SIZE);

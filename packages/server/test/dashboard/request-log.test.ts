@@ -141,8 +141,18 @@ for (const dialect of DIALECTS) {
       const none = await developers(s, '?request_id=req_nothing');
       assert.equal(rowsOf(none.text).length, 0);
       assert.match(none.text, /No request with this id in the last 7 days/);
-      // A cursor that is not one of ours is the first page, not an error.
-      assert.equal((await developers(s, '?before=garbage')).status, 200);
+      // A cursor that is not one of ours is refused in words, not shown as the first page.
+      for (const query of [
+        '?before=garbage',
+        `?before=1.${ids[3]}x!`,
+        `?before=1.${ids[3]}&before=2.${ids[4]}`,
+      ]) {
+        const refused = await developers(s, query);
+        assert.equal(refused.status, 400, query);
+        assert.match(refused.text, /Older requests|more than once/, query);
+        assert.equal(rowsOf(refused.text).length, 0, query);
+      }
+      assert.equal((await developers(s, '?before=')).status, 200, 'an empty cursor is the first page');
     });
 
     test('after 7 days a request is no longer shown, and the housekeeping sweep deletes it', async () => {

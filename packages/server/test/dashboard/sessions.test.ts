@@ -79,6 +79,15 @@ for (const dialect of DIALECTS) {
       const second = await dashboardRequest(t, 'GET', nextOf(first) as string, { cookie: s.cookie });
       assert.deepEqual(rowsOf(second.text), newestFirst.slice(25));
       assert.equal(nextOf(second.text), undefined, 'no page after the last');
+      // A cursor that is not one this list gave is refused in words, not shown as the first page.
+      const cursor = new URL(nextOf(first) as string, t.baseUrl).searchParams.get('cursor') as string;
+      for (const query of ['?cursor=garbage', '?cursor=1.2.3', `?cursor=${cursor}&cursor=${cursor}`]) {
+        const res = await dashboardRequest(t, 'GET', `/dashboard/sessions${query}`, { cookie: s.cookie });
+        assert.equal(res.status, 400, query);
+        assert.match(res.text, /Older sessions|more than once/, query);
+        assert.deepEqual(rowsOf(res.text), [], query);
+      }
+      assert.deepEqual(rowsOf(await list('?cursor=')), newestFirst.slice(0, 25), 'empty: the first page');
     });
 
     test('the status filter shows that status only', async () => {
