@@ -6,8 +6,26 @@
 /** What an origin may be made of before parsing: printable ASCII with no space, quote, `;`, `,` or `\`. */
 const ORIGIN_SHAPE = /^(https?):\/\/([A-Za-z0-9.\-[\]:]+)$/;
 
-/** One label of a host name: 1–63 letters, digits or hyphens, neither first nor last a hyphen. */
-const HOST_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+/** The longest label of a host name (RFC 1035 §2.3.4), in characters. */
+const MAX_LABEL = 63;
+
+/**
+ * What is wrong with a host name's labels, in words, or undefined: each is 1–63 letters, digits or
+ * hyphens, neither first nor last a hyphen. The name is the URL parser's: lowercase, punycode.
+ */
+function hostNameProblem(hostname: string): string | undefined {
+  for (const label of hostname.split('.')) {
+    if (label === '')
+      return 'the host name has an empty part (two dots in a row, or a dot at its start or end)';
+    if (label.length > MAX_LABEL)
+      return `the host name has a part of ${label.length} characters; each part between dots is at most ${MAX_LABEL}`;
+    if (label.startsWith('-') || label.endsWith('-'))
+      return `the host name part "${label}" starts or ends with "-"`;
+    if (!/^[a-z0-9-]+$/.test(label))
+      return `the host name part "${label}" has a character other than a letter, a digit or "-"`;
+  }
+  return undefined;
+}
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -53,8 +71,8 @@ export function parseOrigin(raw: string | undefined, policy: OriginPolicy): Pars
   if (canonical === 'null' || canonical !== raw.toLowerCase()) return refuse('not a canonical origin');
   // The parser also keeps names no DNS lookup can answer (`shop..example`, `-shop.example`): an origin
   // typed so could never match a browser's, so it is refused rather than stored and silently unused.
-  if (!url.hostname.startsWith('[') && !url.hostname.split('.').every((label) => HOST_LABEL.test(label)))
-    return refuse('the host name has an empty label, or one that starts or ends with "-"');
+  const hostProblem = url.hostname.startsWith('[') ? undefined : hostNameProblem(url.hostname);
+  if (hostProblem) return refuse(hostProblem);
   if (url.protocol === 'https:') return { ok: true, origin: canonical };
   if (policy === 'sandbox' && isLoopbackHost(url.hostname)) return { ok: true, origin: canonical };
   return refuse(
@@ -76,6 +94,12 @@ export function originOfAddress(raw: string, policy: OriginPolicy): ParsedOrigin
   } catch {
     return refuse(`not a URL such as https://shop.example`);
   }
+  // Any other scheme has no web origin (the parser names it "null", which is a sandboxed frame's): say that
+  // the scheme is what is wrong.
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return refuse(
+      `an origin starts with https://${policy === 'sandbox' ? ' (http:// on localhost in the sandbox)' : ''}; "${url.protocol.slice(0, 40)}" is not a web address`,
+    );
   if (url.username || url.password) return refuse('an origin has no user name or password');
   return parseOrigin(url.origin, policy);
 }

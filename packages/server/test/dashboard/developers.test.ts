@@ -83,6 +83,16 @@ describe('dashboard: developers', () => {
     assert.match(page.text, /Origin added/);
     for (const bad of ['*', 'null', 'ftp://shop.example', 'https://x; report-uri https://evil.example'])
       assert.equal((await change(t, s, '/dashboard/developers/origins', { origin: bad })).status, 400, bad);
+    // Each refusal says what is wrong with what was typed.
+    for (const [bad, words] of [
+      ['javascript:alert(1)', /(&quot;|")javascript:(&quot;|") is not a web address/],
+      [`https://${'a'.repeat(64)}.example`, /a part of 64 characters/],
+    ] as const) {
+      const refused = await change(t, s, '/dashboard/developers/origins', { origin: bad });
+      assert.equal(refused.status, 400, bad);
+      assert.match(refused.text, words, bad);
+      assert.doesNotMatch(refused.text, /sandboxed frame|empty label/, bad);
+    }
     const viewer = await signIn(t, await dashboardUser(t, 'viewer', other));
     assert.equal(
       (await change(t, viewer, '/dashboard/developers/origins', { origin: 'https://b.example' })).status,

@@ -53,6 +53,32 @@ test('web origins are taken in canonical spelling; everything else is refused wi
   assert.equal(parseOrigin('http://localhost:4100', 'production').ok, false, 'no http in production');
 });
 
+test('a refused origin is told what is actually wrong with it', () => {
+  const reason = (parsed: ReturnType<typeof parseOrigin>) => (parsed.ok ? '' : parsed.reason);
+  for (const raw of [
+    'javascript:alert(1)',
+    'ftp://shop.example',
+    'data:text/html,hi',
+    'file:///etc/passwd',
+  ]) {
+    const why = reason(originOfAddress(raw, 'sandbox'));
+    assert.match(why, /https:\/\//, raw);
+    assert.ok(why.includes(`"${new URL(raw).protocol}"`), `${raw}: ${why}`);
+    assert.doesNotMatch(why, /sandboxed frame/, raw);
+  }
+  assert.doesNotMatch(reason(originOfAddress('javascript:alert(1)', 'production')), /localhost/);
+  const long = reason(parseOrigin(`https://${'a'.repeat(64)}.example`, 'sandbox'));
+  assert.match(long, /64 characters/);
+  assert.match(long, /at most 63/);
+  assert.doesNotMatch(long, /empty|starts or ends/);
+  assert.match(reason(parseOrigin('https://shop..example', 'sandbox')), /empty part/);
+  assert.match(reason(parseOrigin('https://shop.example.', 'sandbox')), /empty part/);
+  assert.match(reason(parseOrigin('https://-shop.example', 'sandbox')), /"-shop" starts or ends with "-"/);
+  assert.doesNotMatch(reason(parseOrigin('https://-shop.example', 'sandbox')), /empty/);
+  // The Origin header a sandboxed frame sends is still named as such.
+  assert.match(reason(parseOrigin('null', 'sandbox')), /sandboxed frame/);
+});
+
 test('whatever string comes in, an accepted origin holds no character a header or a policy could split on', () => {
   fc.assert(
     fc.property(fc.string({ unit: 'binary', maxLength: 60 }), (tail) => {
