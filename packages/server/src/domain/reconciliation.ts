@@ -82,7 +82,23 @@ export function checkLedger(c: SessionCheck, lines: readonly CheckedLedgerLine[]
     const f = p?.feeCents ?? 0;
     const paid = m.status === 'paid' && p !== undefined;
     const authorized = m.status === 'authorized' && p !== undefined;
+    const refunded = m.status === 'refunded' && p !== undefined;
+    // What the refunds of the payment returned: all of it, or what a lost dispute of part of it left.
+    const back = { amount: 0, fee: 0 };
+    if (refunded)
+      for (const r of attempts)
+        if (
+          r.kind === 'refund' &&
+          r.state === 'succeeded' &&
+          r.memberId === m.id &&
+          r.targetId === p.processorId
+        ) {
+          back.amount += r.amountCents;
+          back.fee += r.feeCents;
+        }
     if (paid) shares += a - f;
+    // A share refunded less a lost dispute's part keeps that part in the session's funds, lost with it.
+    if (refunded) shares += a - f - (back.amount - back.fee);
     if (authorized) held += a;
     // A dispute gives the payer the amount back while it is open, and for good when it is lost; the
     // network holds it back from us meanwhile (disputes), and keeps it when we lose (dispute_losses).
@@ -93,8 +109,8 @@ export function checkLedger(c: SessionCheck, lines: readonly CheckedLedgerLine[]
     const open = disputed('needs_response');
     const lost = disputed('lost');
     const want = {
-      payer_cards: (paid ? -a : 0) + open + lost,
-      consumer_fees: paid ? f : 0,
+      payer_cards: (paid || refunded ? -a + back.amount : 0) + open + lost,
+      consumer_fees: paid ? f : refunded ? f - back.fee : 0,
       holds: authorized ? a : 0,
       disputes: -open,
       dispute_losses: -lost,
@@ -263,24 +279,30 @@ export function checkStatuses(c: SessionCheck): Mismatch[] {
       bad(
         `Dispute ${d.id} of session ${sid} names payment ${d.attemptId} of member ${d.memberId}, which is not a payment of theirs that succeeded.`,
       );
-    // The bank returned a lost dispute's amount to the payer: a refund of that payment too returned it twice.
-    else if (d.status === 'lost' && succeeded('refund', d.memberId, payment.processorId))
-      bad(
-        `Payment ${payment.id} of member ${d.memberId} (session ${sid}) was refunded, and its dispute ${d.id} was lost as well: the payer got ${money(d.amountCents, cur)} back twice.`,
-      );
-    // A closed session returns every payment; a lost dispute for part of one returned only that part, and
-    // the settling never refunds a payment disputed away: the rest is owed, by hand.
-    else if (
-      d.status === 'lost' &&
-      (session.status === 'cancelled' || session.status === 'expired') &&
-      d.amountCents < payment.amountCents
-    )
-      bad(
-        `Member ${d.memberId} of ${session.status} session ${sid} is owed ${money(payment.amountCents - d.amountCents, cur)}: their dispute ${d.id} was lost for ${d.amountCents} of the ${payment.amountCents} that payment ${payment.id} took, and the rest is not refunded by itself (docs/operations.md#a-partial-dispute-lost).`,
-      );
+    // The bank returned a lost dispute's amount to the payer: refunds of that payment beyond the rest of it
+    // returned money twice.
+    else if (d.status === 'lost') {
+      const refundedCents = attempts
+        .filter(
+          (r) =>
+            r.kind === 'refund' &&
+            r.state === 'succeeded' &&
+            r.memberId === d.memberId &&
+            r.targetId === payment.processorId,
+        )
+        .reduce((sum, r) => sum + r.amountCents, 0);
+      const twice = refundedCents + d.amountCents - payment.amountCents;
+      if (twice > 0)
+        bad(
+          `Payment ${payment.id} of member ${d.memberId} (session ${sid}) was refunded ${money(refundedCents, cur)}, and its dispute ${d.id} was lost for ${d.amountCents} as well: the payer got ${money(twice, cur)} back twice.`,
+        );
+    }
   }
   return out;
 }
+
+const lostDispute = (a: CheckedAttempt, c: SessionCheck): boolean =>
+  c.disputes.some((d) => d.attemptId === a.id && d.status === 'lost');
 
 /** What the processor's record of attempt `a` should say, given its member; a list of acceptable states. */
 export function expectedStates(a: CheckedAttempt, c: SessionCheck): ProcessorState[] {
@@ -289,7 +311,10 @@ export function expectedStates(a: CheckedAttempt, c: SessionCheck): ProcessorSta
   switch (a.kind) {
     case 'charge':
       if (live?.id !== a.id) return ['refunded'];
-      return member?.status === 'refunded' ? ['refunded'] : member?.status === 'paid' ? ['succeeded'] : [];
+      if (member?.status === 'refunded')
+        // Refunded less a lost dispute's part: the processor may count the charge as still standing.
+        return lostDispute(a, c) ? ['refunded', 'succeeded'] : ['refunded'];
+      return member?.status === 'paid' ? ['succeeded'] : [];
     case 'authorize': {
       // A superseded hold was released, or declined at capture (which lets it go).
       if (live?.id !== a.id) return ['released'];
@@ -301,6 +326,7 @@ export function expectedStates(a: CheckedAttempt, c: SessionCheck): ProcessorSta
         pending: 'released',
       };
       const s = member && byStatus[member.status];
+      if (s === 'refunded' && lostDispute(a, c)) return ['refunded', 'captured'];
       return s ? [s] : [];
     }
     // The processor may answer the capture or release itself, or the hold it acted on.

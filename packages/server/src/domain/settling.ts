@@ -31,6 +31,8 @@ export interface AttemptFacts {
    * session's disputes (withDisputes): what decides whether a closed session refunds it.
    */
   dispute?: 'needs_response' | 'won' | 'lost';
+  /** The disputed amount, with `dispute`: a bank may dispute part of a payment. */
+  disputedCents?: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -89,24 +91,46 @@ export const awaitsAuthentication = (a: Pick<AttemptFacts, 'state' | 'clientSecr
  */
 export function withDisputes<A extends AttemptFacts>(
   attempts: readonly A[],
-  disputes: readonly { attemptId: string; status: NonNullable<AttemptFacts['dispute']> }[],
+  disputes: readonly {
+    attemptId: string;
+    status: NonNullable<AttemptFacts['dispute']>;
+    amountCents: number;
+  }[],
 ): A[] {
   if (disputes.length === 0) return [...attempts];
-  const status = new Map(disputes.map((d) => [d.attemptId, d.status]));
+  const latest = new Map(disputes.map((d) => [d.attemptId, d]));
   return attempts.map((a) => {
-    const dispute = status.get(a.id);
-    return dispute === undefined ? a : { dispute, ...a };
+    const d = latest.get(a.id);
+    return d === undefined ? a : { dispute: d.status, disputedCents: d.amountCents, ...a };
   });
 }
 
 /**
  * A payment its payer disputed with their bank is not ours to refund while the dispute is open, nor once
- * the merchant lost it: the bank returns the money through the dispute, and a refund would return it
- * twice (Stripe refuses to refund a disputed charge). Once the merchant won it, the money is back and a
- * closed session refunds it as any other (docs/decisions.md#disputes).
+ * the merchant lost a dispute of all of it: the bank returns the money through the dispute, and a refund
+ * would return it twice (Stripe refuses to refund a disputed charge). Once the merchant won it, the money
+ * is back and a closed session refunds it as any other; a dispute lost for part of the payment returned
+ * that part, and the rest is refunded (refundDue; docs/decisions.md#disputes).
  */
-const disputedAway = (payment: Pick<AttemptFacts, 'dispute'>): boolean =>
-  payment.dispute !== undefined && payment.dispute !== 'won';
+const disputedAway = (payment: Pick<AttemptFacts, 'dispute' | 'disputedCents' | 'amountCents'>): boolean =>
+  payment.dispute === 'needs_response' ||
+  (payment.dispute === 'lost' && (payment.disputedCents ?? payment.amountCents) >= payment.amountCents);
+
+/**
+ * What a closed session's refund of `payment` returns: all it took (share and consumer fee), less what a
+ * lost dispute already returned through the payer's bank. The fee is returned first, as in any refund of
+ * a closed session, so a dispute's loss stays with the session's funds, the merchant's.
+ */
+export function refundDue(
+  payment: Pick<AttemptFacts, 'amountCents' | 'feeCents' | 'dispute' | 'disputedCents'>,
+): {
+  amountCents: number;
+  feeCents: number;
+} {
+  const lost = payment.dispute === 'lost' ? Math.min(payment.disputedCents ?? 0, payment.amountCents) : 0;
+  const amountCents = payment.amountCents - lost;
+  return { amountCents, feeCents: Math.min(payment.feeCents, amountCents) };
+}
 
 /**
  * Whether the settling leaves a paid member's refund alone. A refund the processor took and later
@@ -323,7 +347,8 @@ export function refundsOf(
     const payment = paymentOf(attempts, m.id);
     if (!payment) continue;
     const tries = triesOf(attempts, { kind: 'refund', memberId: m.id, payment });
-    // A payment disputed away is returned by the payer's bank: no refund of ours, unless one was made.
+    // A payment disputed away is returned by the payer's bank: no refund of ours, unless one was made. A
+    // dispute lost for part of it leaves the rest to refund (refundDue).
     if (tries.length === 0 && disputedAway(payment)) continue;
     const done = tries.find((a) => a.state === 'succeeded');
     const last = tries.at(-1);
@@ -331,7 +356,7 @@ export function refundsOf(
     refunds.push({
       id: done?.processorId ?? (blocked ? (last?.processorId ?? null) : null),
       memberId: m.id,
-      amountCents: payment.amountCents,
+      amountCents: done?.amountCents ?? refundDue(payment).amountCents,
       // Taken but not finished at the processor (a card refund it answered pending) is pending still.
       status: done
         ? done.pending

@@ -10,6 +10,7 @@ import {
   nextSettleAt,
   owedWork,
   recoveryDueAt,
+  refundDue,
   triesOf,
   type Work,
   workDueAt,
@@ -61,8 +62,13 @@ async function claimWork(
       );
       if (!still || workDueAt(still, attempts, now) > now) return undefined;
       const tries = triesOf(attempts, still);
-      const amount =
-        still.kind === 'transfer' ? await transferAmount(trx, session) : still.payment.amountCents;
+      // A refund returns what the payment took, less what a lost dispute returned already (refundDue).
+      const due =
+        still.kind === 'refund'
+          ? refundDue(still.payment)
+          : still.kind === 'transfer'
+            ? { amountCents: await transferAmount(trx, session), feeCents: 0 }
+            : { amountCents: still.payment.amountCents, feeCents: still.payment.feeCents };
       const subject = still.kind === 'transfer' ? session.id : `${still.memberId}_${still.payment.id}`;
       const attempt = startedAttempt(
         {
@@ -73,8 +79,8 @@ async function claimWork(
           sessionId: session.id,
           memberId: still.kind === 'transfer' ? null : still.memberId,
           targetId: still.kind === 'transfer' ? null : still.payment.processorId,
-          amountCents: amount,
-          feeCents: still.kind === 'transfer' ? 0 : still.payment.feeCents,
+          amountCents: due.amountCents,
+          feeCents: due.feeCents,
           currency: session.currency,
           paymentMethod: null,
           destination:

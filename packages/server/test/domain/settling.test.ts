@@ -5,6 +5,7 @@ import {
   type MemberFacts,
   nextSettleAt,
   owedWork,
+  refundDue,
   refundsOf,
   workDueAt,
 } from '../../src/domain/settling.ts';
@@ -179,4 +180,26 @@ test('refundsOf: pending until tried, failed after a failed try, succeeded with 
     [],
     'only a closed session has refunds',
   );
+});
+
+test('a refund returns what the payment took, less what a lost dispute returned; the fee first', () => {
+  const payment = { amountCents: 5050, feeCents: 50 };
+  assert.deepEqual(refundDue(payment), { amountCents: 5050, feeCents: 50 });
+  assert.deepEqual(refundDue({ ...payment, dispute: 'won', disputedCents: 1000 }), {
+    amountCents: 5050,
+    feeCents: 50,
+  });
+  assert.deepEqual(refundDue({ ...payment, dispute: 'lost', disputedCents: 1000 }), {
+    amountCents: 4050,
+    feeCents: 50,
+  });
+  // Disputed for nearly all of it: what is left is fee before share.
+  assert.deepEqual(refundDue({ ...payment, dispute: 'lost', disputedCents: 5020 }), {
+    amountCents: 30,
+    feeCents: 30,
+  });
+  assert.deepEqual(refundDue({ ...payment, dispute: 'lost', disputedCents: 9999 }), {
+    amountCents: 0,
+    feeCents: 0,
+  });
 });
