@@ -323,24 +323,27 @@ export async function listRecentDeliveries(
 
 export interface KeySummary {
   kind: 'publishable' | 'secret';
-  /** The key's first characters: the key itself is stored only as a hash. */
+  /** The key's first characters: a secret key itself is stored only as a hash. */
   prefix: string;
+  /** A publishable key whole (it is public); null for secret keys and publishable keys made before it was kept. */
+  shown: string | null;
   createdAt: number;
   revokedAt: number | null;
   expiresAt: number | null;
 }
 
-/** The merchant's API keys, newest first, by prefix only. */
+/** The merchant's API keys, newest first: by prefix, and publishable keys whole. */
 export async function listKeySummaries(db: Executor, merchantId: string): Promise<KeySummary[]> {
   const rows = await db
     .selectFrom('api_keys')
-    .select(['kind', 'prefix', 'created_at', 'revoked_at', 'expires_at'])
+    .select(['kind', 'prefix', 'shown', 'created_at', 'revoked_at', 'expires_at'])
     .where('merchant_id', '=', merchantId)
     .orderBy('created_at', 'desc')
     .execute();
   return rows.map((r) => ({
     kind: r.kind,
     prefix: r.prefix,
+    shown: r.kind === 'publishable' ? r.shown : null,
     createdAt: r.created_at,
     revokedAt: r.revoked_at,
     expiresAt: r.expires_at,

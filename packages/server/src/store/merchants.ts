@@ -95,6 +95,7 @@ function keyRow(merchantId: string, key: string, kind: KeyKind, env: KeyEnvironm
     environment: env,
     prefix: key.slice(0, KEY_PREFIX_LENGTH),
     key_hash: sha256(key),
+    shown: kind === 'publishable' ? key : null,
     created_at: now,
     revoked_at: null,
     expires_at: null,

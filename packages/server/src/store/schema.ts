@@ -45,6 +45,8 @@ interface ApiKeysTable {
   revoked_at: number | null;
   /** When the key stops working: null while it has no end; set by a roll with a grace period. */
   expires_at: number | null;
+  /** A publishable key in the clear (it is public), for the dashboard; null for secret keys and old rows. */
+  shown: string | null;
 }
 
 export interface WebhookEndpointsTable {

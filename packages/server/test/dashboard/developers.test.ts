@@ -1,4 +1,5 @@
-// The dashboard's developers page over HTTP (docs/dashboard.md#pages): keys listed by prefix only; rolling
+// The dashboard's developers page over HTTP (docs/dashboard.md#pages): secret keys listed by prefix only,
+// the publishable key whole (it is public); rolling
 // the secret key from the page ends the old one at once and the new one (shown once) works; the
 // publishable key and the cart signing secret roll with a grace period; a viewer cannot roll.
 import assert from 'node:assert/strict';
@@ -16,13 +17,13 @@ describe('dashboard: developers', () => {
   });
   after(() => t.close());
 
-  test('keys are listed by prefix, never in full', async () => {
+  test('secret keys are listed by prefix, never in full; the publishable key is shown whole', async () => {
     const s = await signIn(t, await dashboardUser(t, 'viewer'));
     const page = await dashboardRequest(t, 'GET', '/dashboard/developers', { cookie: s.cookie });
     assert.equal(page.status, 200);
     assert.ok(page.text.includes(`${t.merchant.secretKey.slice(0, 16)}…`));
     assert.ok(!page.text.includes(t.merchant.secretKey));
-    assert.ok(!page.text.includes(t.merchant.publishableKey));
+    assert.ok(page.text.includes(`id="publishable-key">${t.merchant.publishableKey}<`));
     assert.ok(!page.text.includes(t.merchant.merchant.signingSecret));
     assert.doesNotMatch(page.text, /Roll secret key/, 'a viewer has no roll buttons');
   });
@@ -56,9 +57,14 @@ describe('dashboard: developers', () => {
     const s = await signIn(t, await dashboardUser(t, 'owner', other));
     const pk = await change(t, s, '/dashboard/developers/roll/publishable-key');
     assert.equal(pk.status, 200);
-    assert.match(shownOnce(pk.text) ?? '', /^svc_pk_test_/);
+    const newPk = shownOnce(pk.text) ?? '';
+    assert.match(newPk, /^svc_pk_test_/);
     assert.match(pk.text, /works for 24 more hours/);
     assert.match(pk.text, /works until/);
+    // The new publishable key is the one to copy from then on; the old one, in its grace, is listed whole.
+    const later = await dashboardRequest(t, 'GET', '/dashboard/developers', { cookie: s.cookie });
+    assert.ok(later.text.includes(`id="publishable-key">${newPk}<`));
+    assert.ok(later.text.includes(`<td class="mono">${other.publishableKey}</td>`));
     const sig = await change(t, s, '/dashboard/developers/roll/signing-secret');
     assert.match(shownOnce(sig.text) ?? '', /^svc_sig_test_/);
     const hook = await change(t, s, '/dashboard/developers/roll/webhook-secret');

@@ -1,5 +1,5 @@
-// Developers: the merchant's API keys by prefix (keys are stored hashed: a key is shown only when it is
-// made), and rolling each key and secret, the new value shown once on the answer; the allowed origins; the
+// Developers: the merchant's API keys, secret keys by prefix (stored hashed: shown only when made) and the
+// publishable key whole (it is public), and rolling each key and secret, the new value shown once on the answer; the allowed origins; the
 // last 7 days of API requests (docs/dashboard.md#api-request-log).
 import { type Html, html } from '../../pages/html.ts';
 import type { ApiRequestRecord } from '../../store/api-requests.ts';
@@ -39,6 +39,20 @@ function stateOf(k: KeySummary, now: number): string {
   return 'active';
 }
 
+/**
+ * The publishable key in use (the newest that works with no end set), whole, for the merchant to copy into
+ * their pages; one made before keys were kept whole is named by prefix, with how to see it whole.
+ */
+function publishableKeyView(keys: readonly KeySummary[], now: number): Html | string {
+  const current = keys.find(
+    (k) => k.kind === 'publishable' && k.revokedAt === null && (k.expiresAt === null || k.expiresAt > now),
+  );
+  if (!current) return '';
+  return current.shown
+    ? html`<p>Publishable key: <code class="secret" id="publishable-key">${current.shown}</code></p>`
+    : html`<p>Publishable key: <span class="mono">${current.prefix}…</span> <span class="small muted">(made before keys were shown whole: roll it to see the new one whole here)</span></p>`;
+}
+
 export function developersView(
   base: string,
   d: {
@@ -59,11 +73,12 @@ ${
     : ''
 }
 <section class="card" aria-labelledby="keys-h"><h2 id="keys-h">API keys</h2>
-<p class="small muted">Merchant id <span class="mono">${d.merchantId}</span>. Keys are stored hashed: each is shown once, when it is made.</p>
-<div class="scroll"><table><thead><tr><th scope="col">Kind</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">State</th></tr></thead>
+<p class="small muted">Merchant id <span class="mono">${d.merchantId}</span>. The publishable key is public (it goes into your pages, for the SDK) and is shown whole; secret keys are stored hashed, and each is shown once, when it is made.</p>
+${publishableKeyView(d.keys, d.now)}
+<div class="scroll"><table><thead><tr><th scope="col">Kind</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">State</th></tr></thead>
 <tbody>${d.keys.map(
     (k) =>
-      html`<tr><td>${k.kind}</td><td class="mono">${k.prefix}…</td><td>${when(k.createdAt)}</td><td>${stateOf(k, d.now)}</td></tr>`,
+      html`<tr><td>${k.kind}</td><td class="mono">${k.shown ?? html`${k.prefix}…`}</td><td>${when(k.createdAt)}</td><td>${stateOf(k, d.now)}</td></tr>`,
   )}</tbody></table></div>
 ${
   d.can.change

@@ -17,6 +17,7 @@ import * as apiRequestLog from './2026_11_29_0200_api_request_log.ts';
 import * as reconcileWatermark from './2026_11_30_0000_reconcile_watermark.ts';
 import * as lastSessionAt from './2026_11_30_0100_last_session_at.ts';
 import * as refundPending from './2026_12_01_0000_refund_pending.ts';
+import * as publishableKeyShown from './2026_12_02_0000_publishable_key_shown.ts';
 
 const migrations: Record<string, Migration> = {
   '2026_11_21_0000_foundation': foundation,
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '2026_11_30_0000_reconcile_watermark': reconcileWatermark,
   '2026_11_30_0100_last_session_at': lastSessionAt,
   '2026_12_01_0000_refund_pending': refundPending,
+  '2026_12_02_0000_publishable_key_shown': publishableKeyShown,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
