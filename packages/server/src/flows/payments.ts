@@ -42,6 +42,8 @@ export interface PaidShare {
   progress: GroupProgress;
 }
 
+const NOTHING_TO_PAY = 'This share is 0: there is nothing to pay.';
+
 /** Why a member's share cannot be paid now, by its status. */
 function notPayable(member: Member): ServiceError {
   if (member.status === 'authenticating')
@@ -49,6 +51,8 @@ function notPayable(member: Member): ServiceError {
       message:
         "Your bank is asking you to confirm this share's payment: complete that step (or wait a few minutes for it to lapse) before paying again.",
     });
+  // A share of nothing is never charged: once its group is funded it counts as paid, but nobody paid it.
+  if (member.amountCents === 0) return new ServiceError('share_not_pending', { message: NOTHING_TO_PAY });
   const by: Record<string, string> = {
     authorized: 'This share is already paid: a hold is on the card until the group is complete.',
     paid: 'This share is already paid.',
@@ -110,8 +114,7 @@ export async function payShare(
     if (!member) throw new ServiceError('share_not_found');
     if (member.status !== 'pending') throw notPayable(member);
     if (member.payingAttemptId !== null) throw new ServiceError('payment_in_progress');
-    if (member.amountCents === 0)
-      throw new ServiceError('share_not_pending', { message: 'This share is 0: there is nothing to pay.' });
+    if (member.amountCents === 0) throw new ServiceError('share_not_pending', { message: NOTHING_TO_PAY });
     const kind = session.groupConfig.capture === 'on_funded' ? 'authorize' : 'charge';
     const fee = consumerFee(member.amountCents, session.consumerFeePpm, session.chargeStep);
     // The organizer may re-split while a payer types their card: charge only what the payer was shown.

@@ -8,7 +8,7 @@ import { DIALECTS } from '../helpers/databases.ts';
 import { assertError } from '../helpers/errors.ts';
 import { CARDS, equalGroup, merchantSession, pay, payOk } from '../helpers/payments.ts';
 import { assertReconciled } from '../helpers/reconcile.ts';
-import { eventRows, SESSION_ENV } from '../helpers/sessions.ts';
+import { createSession, eventRows, organizerToken, SESSION_ENV } from '../helpers/sessions.ts';
 
 const DECLINES = [
   [CARDS.declined, 'generic_decline', /declined/i],
@@ -163,6 +163,28 @@ for (const dialect of DIALECTS) {
       const again = await pay(t, g.shares[0].shareId);
       assertError(again, 409, 'share_not_pending');
       assert.equal(await sandboxObjects(), objects);
+    });
+
+    test('a share of nothing (the organizer under host-pays) is 409 saying there is nothing to pay', async () => {
+      const created = await createSession(t);
+      const put = await t.request('PUT', `/api/v1/session/group?access=${organizerToken(created)}`, {
+        body: { mode: 'host-pays', members: [{ name: 'Org' }, { name: 'Ben', amount_cents: 10_000 }] },
+      });
+      assert.equal(put.status, 200, put.text);
+      const mine = put.body.group.members[0];
+      assert.equal(mine.amount_cents, 0);
+      for (const when of [
+        'before the group is complete',
+        'once it is funded (a share of nothing counts as paid)',
+      ]) {
+        if (when.startsWith('once')) await payOk(t, put.body.group.members[1].share_id);
+        const objects = await sandboxObjects();
+        const res = await pay(t, mine.share_id);
+        assertError(res, 409, 'share_not_pending');
+        assert.match(res.body.error, /nothing to pay/, when);
+        assert.doesNotMatch(res.body.error, /already paid/, when);
+        assert.equal(await sandboxObjects(), objects);
+      }
     });
 
     test('the card number never reaches the database or the log', async () => {
