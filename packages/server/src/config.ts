@@ -416,7 +416,7 @@ function readConfig(env: Env): Config {
   // crash points stop the process and whose keys are test keys (docs/decisions.md#payments).
   if (serviceEnv === 'sandbox' && stripeSecretKey && /^(sk|rk)_live_/.test(stripeSecretKey))
     throw new ConfigError(
-      'STRIPE_SECRET_KEY is a live key (sk_live_…), but SERVICE_ENV is the sandbox: real money is taken only with SERVICE_ENV=production; in the sandbox use a test key (sk_test_…)',
+      `STRIPE_SECRET_KEY is a live key (${stripeSecretKey.slice(0, 8)}…), but SERVICE_ENV is the sandbox: real money is taken only with SERVICE_ENV=production; in the sandbox use a test key (sk_test_…)`,
     );
   if (serviceEnv === 'production') {
     // Fail closed (docs/operations.md#going-to-production): real money only through Stripe, its own

@@ -78,7 +78,7 @@ function warnAboutConfig({ config, logger }: Awaited<ReturnType<typeof openRunti
     );
   if (config.serviceEnv === 'production' && /^(sk|rk)_test_/.test(config.stripeSecretKey ?? ''))
     logger.warn(
-      "STRIPE_SECRET_KEY is a test key (sk_test_…): this production deployment takes no real money, and Stripe's test cards fund groups: fine for staging, never for a shop that ships orders",
+      `STRIPE_SECRET_KEY is a test key (${config.stripeSecretKey?.slice(0, 8)}…): this production deployment takes no real money, and Stripe's test cards fund groups: fine for staging, never for a shop that ships orders`,
     );
   if (config.stripeSecretKey && !config.stripeWebhookSecret)
     logger.warn(

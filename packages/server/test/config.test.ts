@@ -279,7 +279,7 @@ describe('production fails closed (docs/operations.md#going-to-production)', () 
     for (const key of ['sk_live_123', 'rk_live_123'])
       refused(
         { STRIPE_SECRET_KEY: key },
-        /^STRIPE_SECRET_KEY is a live key \(sk_live_…\), but SERVICE_ENV is the sandbox: real money is taken only with SERVICE_ENV=production/,
+        /^STRIPE_SECRET_KEY is a live key \([rs]k_live_…\), but SERVICE_ENV is the sandbox: real money is taken only with SERVICE_ENV=production/,
       );
     assert.equal(loadConfig({ STRIPE_SECRET_KEY: 'sk_test_123' }).stripeSecretKey, 'sk_test_123');
   });

@@ -279,8 +279,9 @@ export function checkStatuses(c: SessionCheck): Mismatch[] {
       bad(
         `Dispute ${d.id} of session ${sid} names payment ${d.attemptId} of member ${d.memberId}, which is not a payment of theirs that succeeded.`,
       );
-    // The bank returned a lost dispute's amount to the payer: refunds of that payment beyond the rest of it
-    // returned money twice.
+    // The bank returned a lost dispute's amount to the payer: refunds of that payment beyond what its lost
+    // disputes left returned money twice. (A dispute lost for more than the payment, with nothing
+    // refunded, returned nothing of ours.)
     else if (d.status === 'lost') {
       const refundedCents = attempts
         .filter(
@@ -291,10 +292,15 @@ export function checkStatuses(c: SessionCheck): Mismatch[] {
             r.targetId === payment.processorId,
         )
         .reduce((sum, r) => sum + r.amountCents, 0);
-      const twice = refundedCents + d.amountCents - payment.amountCents;
-      if (twice > 0)
+      const lostCents = c.disputes
+        .filter((other) => other.attemptId === d.attemptId && other.status === 'lost')
+        .reduce((sum, other) => sum + other.amountCents, 0);
+      const twice = Math.min(refundedCents, refundedCents + lostCents - payment.amountCents);
+      // Said once per payment: by its first lost dispute.
+      const first = c.disputes.find((other) => other.attemptId === d.attemptId && other.status === 'lost');
+      if (twice > 0 && first === d)
         bad(
-          `Payment ${payment.id} of member ${d.memberId} (session ${sid}) was refunded ${money(refundedCents, cur)}, and its dispute ${d.id} was lost for ${d.amountCents} as well: the payer got ${money(twice, cur)} back twice.`,
+          `Payment ${payment.id} of member ${d.memberId} (session ${sid}) was refunded ${money(refundedCents, cur)}, and its disputes lost returned ${lostCents} as well (dispute ${d.id} was lost): the payer got ${money(twice, cur)} back twice.`,
         );
     }
   }

@@ -31,8 +31,11 @@ export interface AttemptFacts {
    * session's disputes (withDisputes): what decides whether a closed session refunds it.
    */
   dispute?: 'needs_response' | 'won' | 'lost';
-  /** The disputed amount, with `dispute`: a bank may dispute part of a payment. */
-  disputedCents?: number;
+  /**
+   * What the payment's lost disputes returned to the payer through their bank, with `dispute`: a bank may
+   * dispute part of a payment.
+   */
+  lostCents?: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -98,10 +101,13 @@ export function withDisputes<A extends AttemptFacts>(
   }[],
 ): A[] {
   if (disputes.length === 0) return [...attempts];
-  const latest = new Map(disputes.map((d) => [d.attemptId, d]));
+  const latest = new Map(disputes.map((d) => [d.attemptId, d.status]));
+  const lost = new Map<string, number>();
+  for (const d of disputes)
+    if (d.status === 'lost') lost.set(d.attemptId, (lost.get(d.attemptId) ?? 0) + d.amountCents);
   return attempts.map((a) => {
-    const d = latest.get(a.id);
-    return d === undefined ? a : { dispute: d.status, disputedCents: d.amountCents, ...a };
+    const dispute = latest.get(a.id);
+    return dispute === undefined ? a : { dispute, lostCents: lost.get(a.id) ?? 0, ...a };
   });
 }
 
@@ -112,22 +118,19 @@ export function withDisputes<A extends AttemptFacts>(
  * is back and a closed session refunds it as any other; a dispute lost for part of the payment returned
  * that part, and the rest is refunded (refundDue; docs/decisions.md#disputes).
  */
-const disputedAway = (payment: Pick<AttemptFacts, 'dispute' | 'disputedCents' | 'amountCents'>): boolean =>
-  payment.dispute === 'needs_response' ||
-  (payment.dispute === 'lost' && (payment.disputedCents ?? payment.amountCents) >= payment.amountCents);
+const disputedAway = (payment: Pick<AttemptFacts, 'dispute' | 'lostCents' | 'amountCents'>): boolean =>
+  payment.dispute === 'needs_response' || (payment.lostCents ?? 0) >= payment.amountCents;
 
 /**
  * What a closed session's refund of `payment` returns: all it took (share and consumer fee), less what a
  * lost dispute already returned through the payer's bank. The fee is returned first, as in any refund of
  * a closed session, so a dispute's loss stays with the session's funds, the merchant's.
  */
-export function refundDue(
-  payment: Pick<AttemptFacts, 'amountCents' | 'feeCents' | 'dispute' | 'disputedCents'>,
-): {
+export function refundDue(payment: Pick<AttemptFacts, 'amountCents' | 'feeCents' | 'lostCents'>): {
   amountCents: number;
   feeCents: number;
 } {
-  const lost = payment.dispute === 'lost' ? Math.min(payment.disputedCents ?? 0, payment.amountCents) : 0;
+  const lost = Math.min(payment.lostCents ?? 0, payment.amountCents);
   const amountCents = payment.amountCents - lost;
   return { amountCents, feeCents: Math.min(payment.feeCents, amountCents) };
 }

@@ -225,7 +225,14 @@ export function refundMail(facts: MailFacts, member: Member): ComposedMail {
     { kind: 'p', text: t('mail.hi', { name: member.name }) },
     { kind: 'p', text: closedWords(session, merchant, w) },
     { kind: 'amounts', rows: [{ label: t('mail.refund.label'), amount, total: true }] },
-    { kind: 'p', text: t('mail.refund.text', { amount }) },
+    // Less than the payment: a lost dispute returned the rest through the payer's bank (refundDue).
+    {
+      kind: 'p',
+      text:
+        refund && payment && refund.amountCents < payment.amountCents
+          ? t('mail.refund.restText', { amount })
+          : t('mail.refund.text', { amount }),
+    },
     ...cardLine(card, w),
     ...(refund?.processorId
       ? [{ kind: 'p' as const, text: t('mail.reference', { id: refund.processorId }), muted: true }]

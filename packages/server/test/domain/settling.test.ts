@@ -7,6 +7,7 @@ import {
   owedWork,
   refundDue,
   refundsOf,
+  withDisputes,
   workDueAt,
 } from '../../src/domain/settling.ts';
 
@@ -182,24 +183,48 @@ test('refundsOf: pending until tried, failed after a failed try, succeeded with 
   );
 });
 
-test('a refund returns what the payment took, less what a lost dispute returned; the fee first', () => {
+test('a refund returns what the payment took, less what lost disputes returned; the fee first', () => {
   const payment = { amountCents: 5050, feeCents: 50 };
   assert.deepEqual(refundDue(payment), { amountCents: 5050, feeCents: 50 });
-  assert.deepEqual(refundDue({ ...payment, dispute: 'won', disputedCents: 1000 }), {
+  assert.deepEqual(refundDue({ ...payment, lostCents: 0 }), { amountCents: 5050, feeCents: 50 });
+  assert.deepEqual(refundDue({ ...payment, lostCents: 1000 }), { amountCents: 4050, feeCents: 50 });
+  // Disputed for nearly all of it: what is left is fee before share.
+  assert.deepEqual(refundDue({ ...payment, lostCents: 5020 }), { amountCents: 30, feeCents: 30 });
+  assert.deepEqual(refundDue({ ...payment, lostCents: 9999 }), { amountCents: 0, feeCents: 0 });
+});
+
+test('the disputes of a payment: the latest decides whether it waits; every lost one counts against its refund', () => {
+  const charge: AttemptFacts = {
+    id: 'att_1',
+    kind: 'charge',
+    memberId: 'mem_1',
+    targetId: null,
     amountCents: 5050,
     feeCents: 50,
+    state: 'succeeded',
+    processorId: 'ch_1',
+    clientSecret: null,
+    createdAt: NOW,
+    updatedAt: NOW,
+  };
+  const d = (status: 'needs_response' | 'won' | 'lost', amountCents: number) => ({
+    attemptId: 'att_1',
+    status,
+    amountCents,
   });
-  assert.deepEqual(refundDue({ ...payment, dispute: 'lost', disputedCents: 1000 }), {
-    amountCents: 4050,
-    feeCents: 50,
-  });
-  // Disputed for nearly all of it: what is left is fee before share.
-  assert.deepEqual(refundDue({ ...payment, dispute: 'lost', disputedCents: 5020 }), {
-    amountCents: 30,
-    feeCents: 30,
-  });
-  assert.deepEqual(refundDue({ ...payment, dispute: 'lost', disputedCents: 9999 }), {
-    amountCents: 0,
-    feeCents: 0,
-  });
+  const [twoLost] = withDisputes([charge], [d('lost', 1000), d('lost', 2000)]);
+  assert.deepEqual(refundDue(twoLost as AttemptFacts), { amountCents: 2050, feeCents: 50 });
+  const [lostThenWon] = withDisputes([charge], [d('lost', 1000), d('won', 500)]);
+  assert.deepEqual(refundDue(lostThenWon as AttemptFacts), { amountCents: 4050, feeCents: 50 });
+  const closed = {
+    status: 'cancelled' as const,
+    capture: 'immediate' as const,
+    expiresAt: NOW,
+    settledAt: null,
+  };
+  const owed = (attempts: AttemptFacts[]) =>
+    owedWork(closed, [member('mem_1', 'paid')], attempts, NOW).map((w) => w.kind);
+  assert.deepEqual(owed(withDisputes([charge], [d('lost', 1000), d('needs_response', 500)])), [], 'one open');
+  assert.deepEqual(owed(withDisputes([charge], [d('lost', 1000), d('lost', 4050)])), [], 'all of it lost');
+  assert.deepEqual(owed(withDisputes([charge], [d('lost', 1000)])), ['refund']);
 });

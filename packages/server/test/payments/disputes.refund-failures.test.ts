@@ -366,5 +366,31 @@ for (const dialect of DIALECTS) {
       assert.equal(await ledger(sid, 'session_funds'), 1_000);
       await assertReconciled(t);
     });
+    test('a dispute lost for more than the payment (exchange rates) on a funded session: nothing refunded, nothing returned twice', async () => {
+      const g = await equalGroup(t, ['Ada', 'Ben']);
+      await payOk(t, g.shares[0].shareId);
+      const paid = await payOk(t, g.shares[1].shareId);
+      const dispute = {
+        id: 'dp_more',
+        paymentId: paid.body.payment.id as string,
+        amountCents: g.shares[1].due + 50,
+        currency: 'usd',
+        reason: 'fraudulent',
+      };
+      await takeProcessorEvent(t.deps, {
+        id: 'evt_more_opened',
+        type: 'dispute.opened',
+        dispute: { ...dispute, status: 'needs_response' },
+      });
+      await takeProcessorEvent(t.deps, {
+        id: 'evt_more_closed',
+        type: 'dispute.closed',
+        dispute: { ...dispute, status: 'lost' },
+      });
+      const view = await merchantSession(t, g.created.session_id);
+      assert.equal(view.status, 'funded');
+      assert.deepEqual(view.refunds, []);
+      await assertReconciled(t);
+    });
   });
 }

@@ -8,8 +8,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fanOutEvents } from '../../src/flows/deliveries.ts';
 import { DECLINE_MAIL_DELAY_MS, sendDueMails } from '../../src/flows/mails.ts';
+import { takeProcessorEvent } from '../../src/flows/processor-events.ts';
 import { CATALOGUES } from '../../src/i18n/catalogues.ts';
 import { LOCALES, type Locale } from '../../src/i18n/locales.ts';
+import { settleDueSessions } from '../../src/jobs/settle.ts';
 import { listSessionMails, takeDueMails } from '../../src/store/mails.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { manualClock } from '../helpers/clock.ts';
@@ -222,6 +224,43 @@ describe('mail that follows a fact (SMTP on loopback)', () => {
       /^La commande groupée chez Test Shop \(commande ORD-7\) a été annulée avant que toutes les parts soient payées\.$/m,
     );
     assert.match(plain(refund.text), /^Remboursé : 12,63 €$/m);
+  });
+
+  test('fr: a refund of the rest after a dispute lost for part of the payment does not say all of it comes back', async () => {
+    const start = smtp.messages.length;
+    const g = await groupOf({ locale: 'fr' });
+    const paid = await payOk(t, g.bea);
+    const dispute = {
+      id: `dp_mail_${run}`,
+      paymentId: paid.body.payment.id as string,
+      amountCents: 263,
+      currency: 'eur',
+      reason: 'product_not_received',
+    };
+    await takeProcessorEvent(t.deps, {
+      id: `evt_mail_o_${run}`,
+      type: 'dispute.opened',
+      dispute: { ...dispute, status: 'needs_response' },
+    });
+    await t.request('POST', `/v1/sessions/${g.created.session_id}/cancel`, { key: t.merchant.secretKey });
+    await takeProcessorEvent(t.deps, {
+      id: `evt_mail_c_${run}`,
+      type: 'dispute.closed',
+      dispute: { ...dispute, status: 'lost' },
+    });
+    clock.advance(1_000);
+    await settleDueSessions(t.deps);
+    await deliver(t);
+    const refund = mailsTo(g.at('Bea'), start).find((m) => /^Remboursement/.test(plain(m.subject)));
+    assert.ok(refund, 'a refund mail');
+    assert.equal(plain(refund.subject), 'Remboursement : 10,00 € rendus par Test Shop');
+    assert.match(plain(refund.text), /^Remboursé : 10,00 €$/m);
+    assert.match(
+      plain(refund.text),
+      /le reste de votre paiement, après la partie que votre banque vous a déjà rendue/,
+    );
+    assert.doesNotMatch(plain(refund.text), /L’intégralité/);
+    checkMail(refund, 'fr', DATA, 'refund of the rest');
   });
 
   test('itemized: the receipt lists the payer’s own items, not the whole order as theirs', async () => {

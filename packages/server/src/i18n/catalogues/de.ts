@@ -102,7 +102,7 @@ export default {
   'sharePage.heldText':
     'Der Betrag deines Anteils ist auf deiner Karte reserviert. Abgebucht wird erst, wenn alle bezahlt haben; kommt die Gruppe nicht zustande, wird die Reservierung aufgehoben.',
   'sharePage.paidText': 'Dein Anteil ist bezahlt. Danke!',
-  'sharePage.refundedText': 'Deine Zahlung wurde vollständig erstattet.',
+  'sharePage.refundedText': 'Deine Zahlung wurde erstattet.',
   'sharePage.releasedText': 'Die Reservierung auf deiner Karte wurde aufgehoben; es wurde nichts abgebucht.',
   'sharePage.held': 'Karte reserviert',
   'sharePage.paid': 'Bezahlt',
@@ -298,6 +298,8 @@ export default {
   'mail.refund.label': 'Erstattet',
   'mail.refund.text':
     'Die vollen {amount} gehen auf deine Karte zurück, Servicegebühr inklusive; bis deine Bank sie anzeigt, kann es ein paar Tage dauern. Es wird nichts mehr abgebucht.',
+  'mail.refund.restText':
+    '{amount} geht zurück auf deine Karte: der Rest deiner Zahlung, nach dem Teil, den deine Bank dir bereits zurückgegeben hat. Es kann einige Tage dauern, bis deine Bank es anzeigt. Es wird nichts weiter abgebucht.',
   'mail.release.subject': 'Reservierung aufgehoben: {merchant} hat nichts abgebucht',
   'mail.release.text':
     'Die Reservierung von {amount} auf deiner Karte ist aufgehoben: Es wurde nichts abgebucht, und es wird nichts abgebucht.',

@@ -113,7 +113,7 @@ export default {
   'sharePage.heldText':
     'Your card is held for your share. It is charged only when everyone has paid; if the group does not complete, the hold is released.',
   'sharePage.paidText': 'Your share is paid. Thank you!',
-  'sharePage.refundedText': 'Your payment was refunded in full.',
+  'sharePage.refundedText': 'Your payment was refunded.',
   'sharePage.releasedText': 'The hold on your card was released; nothing was charged.',
   'sharePage.held': 'Card held',
   'sharePage.paid': 'Paid',
@@ -302,6 +302,8 @@ export default {
   'mail.refund.label': 'Refunded',
   'mail.refund.text':
     'All of your {amount} goes back to your card, service fee included; your bank may take a few days to show it. Nothing more will be charged.',
+  'mail.refund.restText':
+    '{amount} goes back to your card: the rest of your payment, after the part your bank already returned to you. Your bank may take a few days to show it. Nothing more will be charged.',
   'mail.release.subject': 'Hold released: nothing charged by {merchant}',
   'mail.release.text':
     'The hold of {amount} on your card is released: nothing was charged, and nothing will be.',

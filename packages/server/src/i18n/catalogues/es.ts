@@ -101,7 +101,7 @@ export default {
   'sharePage.heldText':
     'El importe de tu parte está retenido en tu tarjeta. Solo se cobra cuando todos hayan pagado; si el grupo no se completa, la retención se libera.',
   'sharePage.paidText': 'Tu parte está pagada. ¡Gracias!',
-  'sharePage.refundedText': 'Se te ha devuelto el pago completo.',
+  'sharePage.refundedText': 'Se te ha devuelto el pago.',
   'sharePage.releasedText': 'Se liberó la retención en tu tarjeta; no se cobró nada.',
   'sharePage.held': 'Tarjeta retenida',
   'sharePage.paid': 'Pagado',
@@ -297,6 +297,8 @@ export default {
   'mail.refund.label': 'Reembolsado',
   'mail.refund.text':
     'Se devuelven a tu tarjeta los {amount} completos, cargo por servicio incluido; tu banco puede tardar unos días en mostrarlo. No se cobrará nada más.',
+  'mail.refund.restText':
+    '{amount} vuelve a tu tarjeta: el resto de tu pago, después de la parte que tu banco ya te devolvió. Tu banco puede tardar unos días en mostrarlo. No se cobrará nada más.',
   'mail.release.subject': 'Retención liberada: {merchant} no ha cobrado nada',
   'mail.release.text':
     'La retención de {amount} en tu tarjeta se ha liberado: no se ha cobrado nada y no se cobrará.',

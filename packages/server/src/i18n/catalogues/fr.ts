@@ -102,7 +102,7 @@ export default {
   'sharePage.heldText':
     'Le montant de votre part est réservé sur votre carte. Il n’est débité que lorsque tout le monde a payé ; si le groupe n’aboutit pas, la réservation est levée.',
   'sharePage.paidText': 'Votre part est payée. Merci !',
-  'sharePage.refundedText': 'Votre paiement a été intégralement remboursé.',
+  'sharePage.refundedText': 'Votre paiement a été remboursé.',
   'sharePage.releasedText': 'La réservation sur votre carte a été levée ; rien n’a été débité.',
   'sharePage.held': 'Carte réservée',
   'sharePage.paid': 'Payé',
@@ -300,6 +300,8 @@ export default {
   'mail.refund.label': 'Remboursé',
   'mail.refund.text':
     'L’intégralité de vos {amount} revient sur votre carte, frais de service compris ; votre banque peut mettre quelques jours à l’afficher. Plus rien ne sera débité.',
+  'mail.refund.restText':
+    '{amount} est recrédité sur votre carte : le reste de votre paiement, après la partie que votre banque vous a déjà rendue. Votre banque peut mettre quelques jours à l’afficher. Rien de plus ne sera débité.',
   'mail.release.subject': 'Empreinte levée : rien n’a été débité par {merchant}',
   'mail.release.text':
     'L’empreinte de {amount} sur votre carte est levée : rien n’a été débité, et rien ne le sera.',

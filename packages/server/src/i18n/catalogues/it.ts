@@ -103,7 +103,7 @@ export default {
   'sharePage.heldText':
     'L’importo della tua quota è bloccato sulla carta. Viene addebitato solo quando tutti hanno pagato; se il gruppo non si completa, il blocco viene rilasciato.',
   'sharePage.paidText': 'La tua quota è pagata. Grazie!',
-  'sharePage.refundedText': 'Il tuo pagamento è stato rimborsato per intero.',
+  'sharePage.refundedText': 'Il tuo pagamento è stato rimborsato.',
   'sharePage.releasedText': 'Il blocco sulla carta è stato rilasciato; non è stato addebitato nulla.',
   'sharePage.held': 'Importo bloccato',
   'sharePage.paid': 'Pagato',
@@ -301,6 +301,8 @@ export default {
   'mail.refund.label': 'Rimborsato',
   'mail.refund.text':
     'Tutti i tuoi {amount} tornano sulla tua carta, commissione di servizio compresa; la tua banca potrebbe impiegare qualche giorno a mostrarlo. Non verrà addebitato altro.',
+  'mail.refund.restText':
+    '{amount} torna sulla tua carta: il resto del pagamento, dopo la parte che la tua banca ti ha già restituito. La banca potrebbe impiegare alcuni giorni per mostrarlo. Non verrà addebitato altro.',
   'mail.release.subject': 'Blocco annullato: {merchant} non ha addebitato nulla',
   'mail.release.text':
     'Il blocco di {amount} sulla tua carta è stato annullato: non è stato addebitato nulla, e non lo sarà.',

@@ -100,7 +100,7 @@ export default {
   'sharePage.heldText':
     '負担分の金額をカードで仮押さえしています。全員の支払いが揃った時点で請求され、グループが成立しなかった場合は仮押さえが解除されます。',
   'sharePage.paidText': '負担分のお支払いが完了しました。ありがとうございます。',
-  'sharePage.refundedText': 'お支払いは全額返金されました。',
+  'sharePage.refundedText': 'お支払いは返金されました。',
   'sharePage.releasedText': 'カードの仮押さえは解除され、請求はされていません。',
   'sharePage.held': '仮押さえ済み',
   'sharePage.paid': '支払い済み',
@@ -285,6 +285,8 @@ export default {
   'mail.refund.label': '返金額',
   'mail.refund.text':
     'サービス手数料を含む {amount} 全額がカードに返金されます。カード会社の明細に反映されるまで数日かかることがあります。これ以上の請求はありません。',
+  'mail.refund.restText':
+    '{amount}がカードに返金されます。カード会社がすでに返金した分を除いた、お支払いの残りです。反映まで数日かかる場合があります。これ以上請求されることはありません。',
   'mail.release.subject': '仮押さえ解除: {merchant} からの請求はありません',
   'mail.release.text': 'カードの {amount} の仮押さえは解除されました。請求はされておらず、今後もされません。',
   'mail.funded.subject': 'グループの支払いがそろいました: {merchant} で {total}',

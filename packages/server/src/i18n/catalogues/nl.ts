@@ -102,7 +102,7 @@ export default {
   'sharePage.heldText':
     'Het bedrag van jouw deel is op je kaart gereserveerd. Het wordt pas afgeschreven als iedereen betaald heeft; komt de groep niet rond, dan wordt de reservering vrijgegeven.',
   'sharePage.paidText': 'Jouw deel is betaald. Bedankt!',
-  'sharePage.refundedText': 'Je betaling is volledig terugbetaald.',
+  'sharePage.refundedText': 'Je betaling is terugbetaald.',
   'sharePage.releasedText': 'De reservering op je kaart is vrijgegeven; er is niets afgeschreven.',
   'sharePage.held': 'Bedrag gereserveerd',
   'sharePage.paid': 'Betaald',
@@ -291,6 +291,8 @@ export default {
   'mail.refund.label': 'Terugbetaald',
   'mail.refund.text':
     'Je volledige {amount} gaat terug naar je kaart, servicekosten inbegrepen; het kan een paar dagen duren voordat je bank het laat zien. Er wordt niets meer afgeschreven.',
+  'mail.refund.restText':
+    '{amount} gaat terug naar je kaart: de rest van je betaling, na het deel dat je bank je al heeft teruggegeven. Het kan een paar dagen duren voordat je bank het laat zien. Er wordt niets meer afgeschreven.',
   'mail.release.subject': 'Reservering vrijgegeven: {merchant} heeft niets afgeschreven',
   'mail.release.text':
     'De reservering van {amount} op je kaart is vrijgegeven: er is niets afgeschreven, en dat gebeurt ook niet meer.',

@@ -101,7 +101,7 @@ export default {
   'sharePage.heldText':
     'O valor da sua parte está cativo no seu cartão. Só é cobrado quando todos tiverem pago; se o grupo não se completar, a cativação é libertada.',
   'sharePage.paidText': 'A sua parte está paga. Obrigado!',
-  'sharePage.refundedText': 'O seu pagamento foi reembolsado na totalidade.',
+  'sharePage.refundedText': 'O seu pagamento foi reembolsado.',
   'sharePage.releasedText': 'A cativação no seu cartão foi libertada; nada foi cobrado.',
   'sharePage.held': 'Valor cativo',
   'sharePage.paid': 'Pago',
@@ -296,6 +296,8 @@ export default {
   'mail.refund.label': 'Reembolsado',
   'mail.refund.text':
     'Os seus {amount} voltam na totalidade para o seu cartão, taxa de serviço incluída; o seu banco pode demorar alguns dias a mostrá-lo. Não será cobrado mais nada.',
+  'mail.refund.restText':
+    '{amount} volta para o seu cartão: o resto do seu pagamento, depois da parte que o seu banco já lhe devolveu. O seu banco pode demorar alguns dias a mostrá-lo. Não será cobrado mais nada.',
   'mail.release.subject': 'Cativação anulada: a {merchant} não cobrou nada',
   'mail.release.text': 'A cativação de {amount} no seu cartão foi anulada: nada foi cobrado, nem será.',
   'mail.funded.subject': 'O seu grupo está totalmente pago: {total} na {merchant}',
