@@ -1,6 +1,8 @@
 // What the payment suites share: a group set up over the pay-page API, paying a share with a test card,
 // and reading the session as its merchant sees it.
 import assert from 'node:assert/strict';
+import type { Deps } from '../../src/deps.ts';
+import { takeProcessorEvent } from '../../src/flows/processor-events.ts';
 import type { ApiClient, TestResponse } from './app.ts';
 import { type Created, type CreateOptions, createSession, organizerToken } from './sessions.ts';
 
@@ -115,4 +117,20 @@ export async function authenticate(
   });
   assert.equal(done.status, 200, done.text);
   return t.request('POST', `/api/v1/shares/${shareId}/refresh`);
+}
+
+/**
+ * The processor tells of a dispute on a payment (its processor id), opened or closed, as its webhook
+ * would: for `amountCents` of it, which may be part of the payment. Event ids are made of the dispute's.
+ */
+export async function disputeEvent(
+  t: { deps: Deps },
+  dispute: { id: string; paymentId: string; amountCents: number; currency: string },
+  status: 'needs_response' | 'won' | 'lost',
+): Promise<void> {
+  await takeProcessorEvent(t.deps, {
+    id: `evt_${dispute.id}_${status}`,
+    type: status === 'needs_response' ? 'dispute.opened' : 'dispute.closed',
+    dispute: { ...dispute, reason: 'product_not_received', status },
+  });
 }

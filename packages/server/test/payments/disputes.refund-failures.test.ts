@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { verifyWebhook } from '@group-checkout/node';
-import { handleDueProcessorEvents, takeProcessorEvent } from '../../src/flows/processor-events.ts';
+import { handleDueProcessorEvents } from '../../src/flows/processor-events.ts';
 import { reconcile } from '../../src/flows/reconcile.ts';
 import { startDispatcher } from '../../src/jobs/dispatcher.ts';
 import type { Loop } from '../../src/jobs/loop.ts';
@@ -15,7 +15,7 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { assertError } from '../helpers/errors.ts';
-import { CARDS, equalGroup, eventually, merchantSession, payOk } from '../helpers/payments.ts';
+import { CARDS, disputeEvent, equalGroup, eventually, merchantSession, payOk } from '../helpers/payments.ts';
 import { Receiver } from '../helpers/receiver.ts';
 import { assertReconciled } from '../helpers/reconcile.ts';
 import { eventRows, SESSION_ENV } from '../helpers/sessions.ts';
@@ -324,28 +324,14 @@ for (const dialect of DIALECTS) {
       const ben = g.shares[1];
       const paid = await payOk(t, ben.shareId);
       const sid = g.created.session_id;
-      const dispute = {
-        id: 'dp_part',
-        paymentId: paid.body.payment.id as string,
-        amountCents: 1_000,
-        currency: 'usd',
-        reason: 'product_not_received',
-      };
-      await takeProcessorEvent(t.deps, {
-        id: 'evt_part_opened',
-        type: 'dispute.opened',
-        dispute: { ...dispute, status: 'needs_response' },
-      });
+      const dispute = { id: 'dp_part', paymentId: paid.body.payment.id, amountCents: 1_000, currency: 'usd' };
+      await disputeEvent(t, dispute, 'needs_response');
       const cancelled = await t.request('POST', `/v1/sessions/${sid}/cancel`, { key: t.merchant.secretKey });
       assert.equal(cancelled.status, 200, cancelled.text);
       assert.deepEqual(cancelled.body.refunds, [], 'a payment under an open dispute is not refunded');
       await assertReconciled(t);
 
-      await takeProcessorEvent(t.deps, {
-        id: 'evt_part_closed',
-        type: 'dispute.closed',
-        dispute: { ...dispute, status: 'lost' },
-      });
+      await disputeEvent(t, dispute, 'lost');
       clock.advance(1_000);
       await settleDueSessions(t.deps);
       // The bank returned the disputed 1,000; we return the rest, and the payer has all they paid.
@@ -372,21 +358,12 @@ for (const dialect of DIALECTS) {
       const paid = await payOk(t, g.shares[1].shareId);
       const dispute = {
         id: 'dp_more',
-        paymentId: paid.body.payment.id as string,
+        paymentId: paid.body.payment.id,
         amountCents: g.shares[1].due + 50,
         currency: 'usd',
-        reason: 'fraudulent',
       };
-      await takeProcessorEvent(t.deps, {
-        id: 'evt_more_opened',
-        type: 'dispute.opened',
-        dispute: { ...dispute, status: 'needs_response' },
-      });
-      await takeProcessorEvent(t.deps, {
-        id: 'evt_more_closed',
-        type: 'dispute.closed',
-        dispute: { ...dispute, status: 'lost' },
-      });
+      await disputeEvent(t, dispute, 'needs_response');
+      await disputeEvent(t, dispute, 'lost');
       const view = await merchantSession(t, g.created.session_id);
       assert.equal(view.status, 'funded');
       assert.deepEqual(view.refunds, []);

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fanOutEvents } from '../../src/flows/deliveries.ts';
 import { DECLINE_MAIL_DELAY_MS, sendDueMails } from '../../src/flows/mails.ts';
-import { takeProcessorEvent } from '../../src/flows/processor-events.ts';
 import { CATALOGUES } from '../../src/i18n/catalogues.ts';
 import { LOCALES, type Locale } from '../../src/i18n/locales.ts';
 import { settleDueSessions } from '../../src/jobs/settle.ts';
@@ -17,7 +16,7 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { DIALECTS, sqliteCase } from '../helpers/databases.ts';
 import { englishLeft } from '../helpers/english.ts';
-import { CARDS, pay, payOk } from '../helpers/payments.ts';
+import { CARDS, disputeEvent, pay, payOk } from '../helpers/payments.ts';
 import { createSession, organizerToken, PAY_URL, SESSION_ENV } from '../helpers/sessions.ts';
 import { type ReceivedMail, type SmtpReceiver, startSmtpServer } from '../helpers/smtp.ts';
 
@@ -232,22 +231,13 @@ describe('mail that follows a fact (SMTP on loopback)', () => {
     const paid = await payOk(t, g.bea);
     const dispute = {
       id: `dp_mail_${run}`,
-      paymentId: paid.body.payment.id as string,
+      paymentId: paid.body.payment.id,
       amountCents: 263,
       currency: 'eur',
-      reason: 'product_not_received',
     };
-    await takeProcessorEvent(t.deps, {
-      id: `evt_mail_o_${run}`,
-      type: 'dispute.opened',
-      dispute: { ...dispute, status: 'needs_response' },
-    });
+    await disputeEvent(t, dispute, 'needs_response');
     await t.request('POST', `/v1/sessions/${g.created.session_id}/cancel`, { key: t.merchant.secretKey });
-    await takeProcessorEvent(t.deps, {
-      id: `evt_mail_c_${run}`,
-      type: 'dispute.closed',
-      dispute: { ...dispute, status: 'lost' },
-    });
+    await disputeEvent(t, dispute, 'lost');
     clock.advance(1_000);
     await settleDueSessions(t.deps);
     await deliver(t);
