@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openDb } from '../../src/store/db.ts';
 import { DIALECTS, type TestDatabase } from '../helpers/databases.ts';
+import { eventually } from '../helpers/payments.ts';
 import { freePort, ServerProcess } from '../helpers/server-process.ts';
 
 const PROCESSES = 3;
@@ -47,6 +48,11 @@ for (const dialect of DIALECTS) {
 
     test('make one demo merchant between them, announced by one of them', async () => {
       await Promise.all(servers.map((s) => s.start()));
+      // The demo merchant is made once a process listens (main.ts), so it may come just after the start:
+      // wait for its lines, and for any a second process would wrongly make or print at the same time.
+      const announced = () => servers.filter((s) => s.output.includes('created a demo merchant'));
+      await eventually(async () => announced().length > 0, 10_000, 'the demo merchant announced');
+      await new Promise((r) => setTimeout(r, 500));
       const db = openDb(database.url);
       try {
         const merchants = await db.kysely.selectFrom('merchants').select(['name']).execute();
@@ -57,8 +63,7 @@ for (const dialect of DIALECTS) {
       } finally {
         await db.close();
       }
-      const announced = servers.filter((s) => s.output.includes('created a demo merchant'));
-      assert.equal(announced.length, 1, 'one process printed the demo merchant’s keys');
+      assert.equal(announced().length, 1, 'one process printed the demo merchant’s keys');
     });
   });
 }
