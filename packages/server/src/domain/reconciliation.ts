@@ -64,6 +64,22 @@ export const money = (cents: number, currency: string) => `${cents} ${currency.t
 const succeededTransfers = (attempts: readonly CheckedAttempt[]) =>
   attempts.filter((a) => a.kind === 'transfer' && a.state === 'succeeded');
 
+/** What the succeeded refunds of a member's payment (by its processor id) returned, and their fee part. */
+function refundedOf(attempts: readonly CheckedAttempt[], memberId: string | null, paymentId: string | null) {
+  const back = { amount: 0, fee: 0 };
+  for (const r of attempts)
+    if (
+      r.kind === 'refund' &&
+      r.state === 'succeeded' &&
+      r.memberId === memberId &&
+      r.targetId === paymentId
+    ) {
+      back.amount += r.amountCents;
+      back.fee += r.feeCents;
+    }
+  return back;
+}
+
 /** The session's ledger lines against its members' statuses and payments. */
 export function checkLedger(c: SessionCheck, lines: readonly CheckedLedgerLine[]): Mismatch[] {
   const { session, members, attempts } = c;
@@ -84,18 +100,7 @@ export function checkLedger(c: SessionCheck, lines: readonly CheckedLedgerLine[]
     const authorized = m.status === 'authorized' && p !== undefined;
     const refunded = m.status === 'refunded' && p !== undefined;
     // What the refunds of the payment returned: all of it, or what a lost dispute of part of it left.
-    const back = { amount: 0, fee: 0 };
-    if (refunded)
-      for (const r of attempts)
-        if (
-          r.kind === 'refund' &&
-          r.state === 'succeeded' &&
-          r.memberId === m.id &&
-          r.targetId === p.processorId
-        ) {
-          back.amount += r.amountCents;
-          back.fee += r.feeCents;
-        }
+    const back = refunded ? refundedOf(attempts, m.id, p.processorId) : { amount: 0, fee: 0 };
     if (paid) shares += a - f;
     // A share refunded less a lost dispute's part keeps that part in the session's funds, lost with it.
     if (refunded) shares += a - f - (back.amount - back.fee);
@@ -283,15 +288,7 @@ export function checkStatuses(c: SessionCheck): Mismatch[] {
     // disputes left returned money twice. (A dispute lost for more than the payment, with nothing
     // refunded, returned nothing of ours.)
     else if (d.status === 'lost') {
-      const refundedCents = attempts
-        .filter(
-          (r) =>
-            r.kind === 'refund' &&
-            r.state === 'succeeded' &&
-            r.memberId === d.memberId &&
-            r.targetId === payment.processorId,
-        )
-        .reduce((sum, r) => sum + r.amountCents, 0);
+      const refundedCents = refundedOf(attempts, d.memberId, payment.processorId).amount;
       const lostCents = c.disputes
         .filter((other) => other.attemptId === d.attemptId && other.status === 'lost')
         .reduce((sum, other) => sum + other.amountCents, 0);
