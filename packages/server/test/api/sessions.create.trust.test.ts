@@ -123,6 +123,40 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('an Idempotency-Key replays only to the origin that sent it; from another it meets the origin check', async () => {
+      const cart = sampleCart();
+      const body = JSON.stringify({ cart, signature: signCart(cart, t.merchant.merchant.signingSecret) });
+      const send = (origin: string | undefined) =>
+        rawHttp(t.baseUrl, {
+          method: 'POST',
+          path: '/v1/sessions',
+          headers: {
+            Authorization: `Bearer ${t.merchant.publishableKey}`,
+            'Content-Type': 'application/json',
+            'Idempotency-Key': 'replay-by-origin',
+            ...(origin === undefined ? {} : { Origin: origin }),
+          },
+          body,
+        });
+      const first = await send('https://shop.example');
+      assert.equal(first.status, 200, first.text);
+      for (const [origin, status, code] of [
+        ['https://evil.example', 403, 'origin_not_allowed'],
+        ['null', 400, 'invalid_origin'],
+        ['*', 400, 'invalid_origin'],
+        [undefined, 400, 'invalid_origin'],
+      ] as const) {
+        const res = await send(origin);
+        assertError(res, status, code, String(origin));
+        assert.equal(res.headers.get('idempotent-replayed'), null, String(origin));
+        assert.ok(!res.text.includes(first.body.session_id), `${origin}: the session is not given away`);
+      }
+      const again = await send('https://shop.example');
+      assert.equal(again.status, 200, again.text);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.equal(again.body.session_id, first.body.session_id);
+    });
+
     test('the sandbox takes any web origin until the merchant registers one (http on loopback included)', async () => {
       for (const origin of ['https://anything.example', 'http://localhost:4100', 'http://127.0.0.1:8080']) {
         const res = await createFrom(open, origin);

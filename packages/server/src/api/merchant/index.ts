@@ -56,8 +56,15 @@ const OPERATIONS = [
 
 // Per merchant and kind of key: the publishable key is public, so it must never be replayed an answer the
 // secret key was given (a headless create answers the organizer's access token, with no signature needed).
-const merchantScope = (request: FastifyRequest) =>
-  `merchant:${request.caller?.merchant.id ?? 'anonymous'}:${request.caller?.keyKind ?? 'none'}`;
+/**
+ * Whose an Idempotency-Key is: the merchant and the kind of key; for a publishable key also the page's
+ * Origin as sent, so that a replay is answered only to the page that made the request, and the same key
+ * from another origin runs, and meets the origin check, as a new request (docs/api.md#idempotency).
+ */
+const merchantScope = (request: FastifyRequest) => {
+  const scope = `merchant:${request.caller?.merchant.id ?? 'anonymous'}:${request.caller?.keyKind ?? 'none'}`;
+  return request.caller?.keyKind === 'publishable' ? `${scope}:${request.headers.origin ?? ''}` : scope;
+};
 
 /** An authentication hook as a preParsing hook: it runs before the body is read. */
 const asPreParsing =
