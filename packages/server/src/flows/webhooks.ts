@@ -36,6 +36,13 @@ function urlTooLong(url: string): string | undefined {
   return `url must be at most ${MAX_URL_CHARACTERS} characters`;
 }
 
+/** `*` means every type: beside a type it would say two things at once (docs/api.md#webhook-endpoints). */
+function starNotAlone(events: readonly string[]): string | undefined {
+  if (events.length > 1 && events.includes('*'))
+    return 'events must be ["*"] alone, or a list of event types without "*"';
+  return undefined;
+}
+
 export async function createWebhookEndpoint(
   deps: Deps,
   merchantId: string,
@@ -43,14 +50,15 @@ export async function createWebhookEndpoint(
   answer?: AnswerSpec<WebhookEndpoint>,
 ): Promise<WebhookEndpoint> {
   const problem =
-    urlTooLong(input.url) ?? (await checkWebhookEndpointUrl('url', input.url, deps.config.serviceEnv));
+    urlTooLong(input.url) ??
+    starNotAlone(input.events) ??
+    (await checkWebhookEndpointUrl('url', input.url, deps.config.serviceEnv));
   if (problem) throw new ServiceError('invalid_request', { message: problem, details: [problem] });
   const endpoint: WebhookEndpoint = {
     id: ids.webhookEndpoint(),
     merchantId,
     url: input.url,
-    // '*' already means every type; keep the list as the merchant wrote it otherwise.
-    events: input.events.includes('*') ? ['*'] : input.events,
+    events: input.events,
     secret: ids.webhookSecret(),
     createdAt: deps.clock.now(),
     disabledAt: null,

@@ -147,6 +147,8 @@ for (const dialect of DIALECTS) {
         ['cursor=garbage', /cursor/],
         [`cursor=${ids.event()}`, /cursor must be the next_cursor of a previous page/],
         ['colour=red', /colour/],
+        ['session_id=', /session_id/],
+        ['session_id=sess_1', /session_id/],
       ] as const) {
         const res = await get(m, `/events?${query}`);
         assertError(res, 400, 'invalid_request');

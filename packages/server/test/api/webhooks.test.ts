@@ -85,7 +85,7 @@ for (const dialect of DIALECTS) {
         assert.ok(!text.includes(a.body.secret));
       });
 
-      test('"*" subscribes to every event type, alone or with others', async () => {
+      test('"*" alone subscribes to every event type; beside a type it is 400 and registers nothing', async () => {
         const m = await t.createMerchant({ name: 'Star Shop' });
         const star = await create(m.secretKey, { url: 'https://hooks.example/all', events: ['*'] });
         assert.equal(star.status, 200, star.text);
@@ -94,8 +94,13 @@ for (const dialect of DIALECTS) {
           url: 'https://hooks.example/m',
           events: ['group.funded', '*'],
         });
-        assert.equal(mixed.status, 200, mixed.text);
-        assert.deepEqual(mixed.body.events, ['*']);
+        assertError(mixed, 400, 'invalid_request');
+        assert.match(mixed.body.error, /\["\*"\] alone/);
+        const listed = await t.request('GET', '/v1/webhooks', { key: m.secretKey });
+        assert.deepEqual(
+          listed.body.data.map((e: { url: string }) => e.url),
+          ['https://hooks.example/all'],
+        );
         const every = await create(m.secretKey, { url: 'https://hooks.example/e', events: EVENT_TYPES });
         assert.equal(every.status, 200, every.text);
         assert.deepEqual(every.body.events, EVENT_TYPES);

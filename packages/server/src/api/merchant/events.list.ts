@@ -22,7 +22,12 @@ const ListQuery = Type.Object(
       }),
     ),
     type: Type.Optional(Type.String({ enum: [...EVENT_TYPES], description: 'Only events of this type.' })),
-    session_id: Type.Optional(Type.String({ maxLength: 100, description: 'Only events of this session.' })),
+    session_id: Type.Optional(
+      Type.String({
+        pattern: '^gs_[0-9A-Za-z]{1,64}$',
+        description: 'Only events of this session (its id, gs_…).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
