@@ -4,7 +4,7 @@
 // Pure: no I/O.
 
 /** What an origin may be made of before parsing: printable ASCII with no space, quote, `;`, `,` or `\`. */
-const ORIGIN_SHAPE = /^(https?):\/\/([A-Za-z0-9.\-[\]:]+)$/;
+const ORIGIN_SHAPE = /^(https?):\/\/([A-Za-z0-9.\-[\]:]+)$/i;
 
 /** The longest label of a host name (RFC 1035 §2.3.4), in characters. */
 const MAX_LABEL = 63;
@@ -71,6 +71,8 @@ export function parseOrigin(raw: string | undefined, policy: OriginPolicy): Pars
   if (canonical === 'null' || canonical !== raw.toLowerCase()) return refuse('not a canonical origin');
   // The parser also keeps names no DNS lookup can answer (`shop..example`, `-shop.example`): an origin
   // typed so could never match a browser's, so it is refused rather than stored and silently unused.
+  // Port 0 is no port a page can be served from.
+  if (url.port === '0') return refuse('port 0 is not a port a page is served from');
   const hostProblem = url.hostname.startsWith('[') ? undefined : hostNameProblem(url.hostname);
   if (hostProblem) return refuse(hostProblem);
   if (url.protocol === 'https:') return { ok: true, origin: canonical };

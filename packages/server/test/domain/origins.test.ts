@@ -15,6 +15,7 @@ test('web origins are taken in canonical spelling; everything else is refused wi
   for (const [raw, origin] of [
     ['https://shop.example', 'https://shop.example'],
     ['https://SHOP.Example', 'https://shop.example'],
+    ['HTTPS://shop.example', 'https://shop.example'],
     ['https://shop.example:8443', 'https://shop.example:8443'],
     ['https://xn--bcher-kva.example', 'https://xn--bcher-kva.example'],
     ['https://my-shop.example', 'https://my-shop.example'],
@@ -36,6 +37,8 @@ test('web origins are taken in canonical spelling; everything else is refused wi
     'https://shop.example https://evil.example',
     'https://bücher.example',
     'https://shop.example:443',
+    'https://shop.example:0',
+    'https://shop.example:00',
     'https://0x7f.1',
     'http://shop.example',
     'ws://shop.example',
