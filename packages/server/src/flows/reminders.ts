@@ -69,6 +69,8 @@ export async function remindPendingMembers(
     const claimed: { member: Member; claimId: string }[] = [];
     const seen = new Set<string>();
     for (const member of pending) {
+      // A share of 0 owes nothing (docs/decisions.md): no reminder to pay it, none of the limits spent.
+      if (member.amountCents === 0) continue;
       const address = member.email ? addressKey(member.email) : '';
       if (!address || seen.has(address)) continue;
       seen.add(address);

@@ -170,6 +170,39 @@ for (const dialect of DIALECTS) {
       assert.ok(smtp.messages[0]?.text.includes('Your share: $100.00'));
     });
 
+    test('a share of 0 owes nothing: its member is skipped, and no round or limit is spent on it', async () => {
+      smtp.messages.length = 0;
+      run++;
+      const organizer = `ada+${run}@example.com`;
+      const created = await createSession(t, { customer: { ...ORGANIZER, email: organizer } });
+      const put = await t.request('PUT', `/api/v1/session/group?access=${organizerToken(created)}`, {
+        body: {
+          mode: 'host-pays',
+          members: [{ name: 'Ada' }, { name: 'Ben', email: `ben+${run}@example.com`, amount_cents: 10_000 }],
+        },
+      });
+      assert.equal(put.status, 200, put.text);
+      assert.deepEqual(
+        put.body.group.members.map((m: PageMember) => m.amount_cents),
+        [0, 10_000],
+      );
+      const first = await remind(t, created);
+      assert.equal(first.status, 200, first.text);
+      assert.deepEqual([first.body.reminded, first.body.skipped], [1, 1]);
+      assert.deepEqual(
+        smtp.messages.map((m) => m.to),
+        [[`ben+${run}@example.com`]],
+        'only Ben, who owes 100.00',
+      );
+      // Ada's address was not mailed: reminding only her (once Ben is out of the way) has no round to spend.
+      const counted = await t.deps.db.kysely
+        .selectFrom('reminder_mails')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('address', '=', organizer)
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(counted.n), 0);
+    });
+
     test('409 on a cancelled session, 404 on an unknown one, 403 with a publishable key', async () => {
       smtp.messages.length = 0;
       const { created } = await groupOfThree(t);
