@@ -3,7 +3,7 @@
 // Pure: flows/reconcile.ts reads the rows and the processor, and reports what these answer.
 import { type FeeMerchant, sessionFees } from './fees.ts';
 import { balances, type LedgerLine } from './ledger.ts';
-import type { MemberStatus, SessionStatus } from './session-state.ts';
+import { isClosed, type MemberStatus, type SessionStatus } from './session-state.ts';
 import { type AttemptFacts, paymentOf, refundBlocked } from './settling.ts';
 
 type MismatchKind =
@@ -255,7 +255,7 @@ export function checkStatuses(c: SessionCheck): Mismatch[] {
 
   const transfers = succeededTransfers(attempts);
   if (session.settledAt !== null) {
-    if (session.status === 'cancelled' || session.status === 'expired') {
+    if (isClosed(session.status)) {
       // A member whose taken refund failed is paid again, waiting for an operator, not for the settling.
       const holding = members.filter(
         (m) => m.status === 'authorized' || (m.status === 'paid' && !refundBlocked(attempts, m.id)),

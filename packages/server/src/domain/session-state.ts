@@ -5,6 +5,10 @@
 export const SESSION_STATUSES = ['pending', 'funded', 'cancelled', 'expired'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
+/** Cancelled or expired: a session that ended without its order, whose money goes back. */
+export const isClosed = (status: SessionStatus): status is 'cancelled' | 'expired' =>
+  status === 'cancelled' || status === 'expired';
+
 /** @internal Exported for its tests. */
 export const MEMBER_STATUSES = [
   'pending',

@@ -2,7 +2,7 @@
 // (docs/decisions.md#payments): the captures of a complete on_funded group, the transfer of a funded
 // session, the refunds and releases of a closed one, and when each is due. Pure: the settling flow asks
 // this, claims each piece of work, and calls the processor.
-import type { MemberStatus, SessionStatus } from './session-state.ts';
+import { isClosed, type MemberStatus, type SessionStatus } from './session-state.ts';
 
 export interface MemberFacts {
   id: string;
@@ -307,7 +307,7 @@ export function nextSettleAt(
   now: number,
   times: SettlingTimes,
 ): number | null {
-  const closed = session.status === 'cancelled' || session.status === 'expired';
+  const closed = isClosed(session.status);
   let next = recoveryAt(attempts, times, closed) ?? Number.POSITIVE_INFINITY;
   for (const w of owedWork(session, members, attempts, now))
     next = Math.min(next, workDueAt(w, attempts, now));

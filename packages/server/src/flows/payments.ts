@@ -7,6 +7,7 @@ import { checkCard } from '../domain/card.ts';
 import { formatMinorUnits } from '../domain/currencies.ts';
 import { consumerFee } from '../domain/fees.ts';
 import type { GroupProgress } from '../domain/members.ts';
+import { isClosed } from '../domain/session-state.ts';
 import { ServiceError } from '../errors.ts';
 import { ids } from '../ids.ts';
 import type { DeclineCode, PaymentSource } from '../processor/types.ts';
@@ -223,7 +224,7 @@ export async function payShare(
     deps.logger.warn({ attempt_id: attempt.id, error: outcome.message }, 'payment failed at the processor');
     throw new ServiceError('upstream_error', { message: FAILED });
   }
-  if (recorded.session.status === 'cancelled' || recorded.session.status === 'expired') {
+  if (isClosed(recorded.session.status)) {
     // The session closed while the card was being charged: the payment is refunded (or its hold let go).
     throw new ServiceError('session_not_pending', {
       message: `The session was ${recorded.session.status} while your payment was being processed; it is being returned to your card in full.`,

@@ -20,7 +20,7 @@ import {
   transferEntry,
 } from '../domain/ledger.ts';
 import { type GroupProgress, paidAmountOf, progressOf } from '../domain/members.ts';
-import type { MemberStatus } from '../domain/session-state.ts';
+import { isClosed, type MemberStatus } from '../domain/session-state.ts';
 import {
   chargeIds,
   countGroup,
@@ -145,7 +145,7 @@ export const settlingTimes = (deps: Pick<Deps, 'config'>) => ({
 export async function readMoneyState(db: Executor, session: Session): Promise<MoneyState> {
   const members = await listMembers(db, session.id);
   const attempts = await listSessionAttempts(db, session.id);
-  const closed = session.status === 'cancelled' || session.status === 'expired';
+  const closed = isClosed(session.status);
   return {
     session,
     members,
@@ -363,7 +363,12 @@ async function applyOutcome(
       if (!succeeded) {
         // A decline says why, for the payer's page; a processing error is nobody's fault to show.
         // An authentication that failed or was abandoned says so too: the payer was in the middle of it.
-        const why = outcome.status === 'declined' || payingFrom === 'authenticating' ? attempt.error : null;
+        const why =
+          payingFrom === 'authenticating' && outcome.status !== 'declined' && isClosed(session.status)
+            ? `The group was ${session.status} before your bank's check was completed, so the card was not charged.`
+            : outcome.status === 'declined' || payingFrom === 'authenticating'
+              ? attempt.error
+              : null;
         if (payingFrom === 'authenticating') await move('authenticating', 'pending', why);
         else await stopPaying(trx, session.id, memberId, attempt.id, why, now);
         // The organizer hears of it later if the share is still open then (flows/mails.ts).

@@ -5,6 +5,7 @@
 
 import type { Transaction } from 'kysely';
 import type { Deps } from '../deps.ts';
+import { isClosed } from '../domain/session-state.ts';
 import {
   awaitsAuthentication,
   nextSettleAt,
@@ -152,7 +153,7 @@ export async function settleFromProcessor(deps: Deps, a: Attempt): Promise<Recor
  * whose authentication was abandoned, and records what it learns.
  */
 async function recoverStale(deps: Deps, state: MoneyState, now: number): Promise<boolean> {
-  const closed = state.session.status === 'cancelled' || state.session.status === 'expired';
+  const closed = isClosed(state.session.status);
   let progressed = false;
   for (const a of state.attempts) {
     if (a.state !== 'started' || recoveryDueAt(a, settlingTimes(deps), closed) > now) continue;

@@ -206,6 +206,12 @@ for (const dialect of DIALECTS) {
         view.group.members.map((m: { status: string }) => m.status),
         ['refunded', 'pending', 'pending'],
       );
+      // Ben is told why nothing was taken: the group closed, not a check he can finish by paying again.
+      const ben = await share(g.shares[1].shareId);
+      assert.equal(
+        ben.body.failure,
+        "The group was cancelled before your bank's check was completed, so the card was not charged.",
+      );
       assertError(
         await t.request('POST', '/api/v1/sandbox/authenticate', {
           body: { client_secret: res.body.next_action.client_secret, outcome: 'succeed' },
