@@ -55,8 +55,9 @@ function idempotency(deps: Deps, scopeOf: ScopeOf) {
       return;
     }
     if (existing.requestHash !== requestHash) throw new ServiceError('idempotency_key_reused');
+    // Most requests finish within the second; one that died is taken over a minute after it began.
     if (existing.statusCode === null || existing.responseBody === null)
-      throw new ServiceError('idempotency_in_progress');
+      throw new ServiceError('idempotency_in_progress', { retryAfterSeconds: 1 });
     reply
       .code(existing.statusCode)
       .header('content-type', 'application/json; charset=utf-8')

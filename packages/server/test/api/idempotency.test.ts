@@ -424,7 +424,9 @@ for (const dialect of DIALECTS) {
       const atRefund = atGate();
       const first = cancel();
       await atRefund;
-      assertError(await cancel(), 409, 'idempotency_in_progress');
+      const inProgress = await cancel();
+      assertError(inProgress, 409, 'idempotency_in_progress');
+      assert.equal(inProgress.headers.get('retry-after'), '1', 'the client is told when to ask again');
 
       // The first request seems dead (its claim is past the abandon time): its close's answer is replayed.
       clock.advance(61_000);
