@@ -235,7 +235,7 @@ export function refundMail(facts: MailFacts, member: Member): ComposedMail {
     },
     ...cardLine(card, w),
     ...(refund?.processorId
-      ? [{ kind: 'p' as const, text: t('mail.reference', { id: refund.processorId }), muted: true }]
+      ? [{ kind: 'p' as const, text: t('mail.refundReference', { id: refund.processorId }), muted: true }]
       : []),
     cartBlock(session, w),
     { kind: 'p', text: t('mail.signature') },

@@ -223,6 +223,9 @@ describe('mail that follows a fact (SMTP on loopback)', () => {
       /^La commande groupée chez Test Shop \(commande ORD-7\) a été annulée avant que toutes les parts soient payées\.$/m,
     );
     assert.match(plain(refund.text), /^Remboursé : 12,63 €$/m);
+    // The refund's own id, named as a refund's: not the payment's reference.
+    assert.match(plain(refund.text), /^Référence du remboursement : re_\w+$/m);
+    assert.doesNotMatch(plain(refund.text), /Référence du paiement/);
   });
 
   test('fr: a refund of the rest after a dispute lost for part of the payment does not say all of it comes back', async () => {

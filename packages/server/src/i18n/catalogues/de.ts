@@ -275,6 +275,7 @@ export default {
   'mail.line': '{label}: {amount}',
   'mail.card': 'Karte: {brand} mit Endziffern {last4}',
   'mail.reference': 'Zahlungsreferenz: {id}',
+  'mail.refundReference': 'Erstattungsreferenz: {id}',
   'mail.receipt.subject': 'Beleg: {amount} für deinen Anteil bei {merchant}',
   'mail.receipt.heldSubject': 'Karte reserviert: {amount} für deinen Anteil bei {merchant}',
   'mail.receipt.paid':

@@ -280,6 +280,7 @@ export default {
   'mail.line': '{label}: {amount}',
   'mail.card': 'Card: {brand} ending {last4}',
   'mail.reference': 'Payment reference: {id}',
+  'mail.refundReference': 'Refund reference: {id}',
   'mail.receipt.subject': 'Receipt: {amount} for your share at {merchant}',
   'mail.receipt.heldSubject': 'Card held: {amount} for your share at {merchant}',
   'mail.receipt.paid':

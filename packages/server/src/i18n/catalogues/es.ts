@@ -275,6 +275,7 @@ export default {
   'mail.line': '{label}: {amount}',
   'mail.card': 'Tarjeta: {brand} acabada en {last4}',
   'mail.reference': 'Referencia del pago: {id}',
+  'mail.refundReference': 'Referencia del reembolso: {id}',
   'mail.receipt.subject': 'Recibo: {amount} por tu parte en {merchant}',
   'mail.receipt.heldSubject': 'Importe retenido: {amount} por tu parte en {merchant}',
   'mail.receipt.paid':

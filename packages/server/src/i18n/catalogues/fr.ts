@@ -278,6 +278,7 @@ export default {
   'mail.line': '{label} : {amount}',
   'mail.card': 'Carte : {brand} se terminant par {last4}',
   'mail.reference': 'Référence du paiement : {id}',
+  'mail.refundReference': 'Référence du remboursement : {id}',
   'mail.receipt.subject': 'Reçu : {amount} pour votre part chez {merchant}',
   'mail.receipt.heldSubject': 'Empreinte bancaire : {amount} pour votre part chez {merchant}',
   'mail.receipt.paid':

@@ -278,6 +278,7 @@ export default {
   'mail.line': '{label}: {amount}',
   'mail.card': 'Carta: {brand} che termina con {last4}',
   'mail.reference': 'Riferimento del pagamento: {id}',
+  'mail.refundReference': 'Riferimento del rimborso: {id}',
   'mail.receipt.subject': 'Ricevuta: {amount} per la tua quota da {merchant}',
   'mail.receipt.heldSubject': 'Importo bloccato: {amount} per la tua quota da {merchant}',
   'mail.receipt.paid':

@@ -264,6 +264,7 @@ export default {
   'mail.line': '{label}: {amount}',
   'mail.card': 'カード: {brand}（末尾 {last4}）',
   'mail.reference': 'お支払い番号: {id}',
+  'mail.refundReference': '返金番号: {id}',
   'mail.receipt.subject': '領収: {merchant} でのあなたの負担分 {amount}',
   'mail.receipt.heldSubject': 'カード仮押さえ: {merchant} でのあなたの負担分 {amount}',
   'mail.receipt.paid':

@@ -269,6 +269,7 @@ export default {
   'mail.line': '{label}: {amount}',
   'mail.card': 'Kaart: {brand} eindigend op {last4}',
   'mail.reference': 'Betalingskenmerk: {id}',
+  'mail.refundReference': 'Terugbetalingskenmerk: {id}',
   'mail.receipt.subject': 'Betaalbewijs: {amount} voor jouw deel bij {merchant}',
   'mail.receipt.heldSubject': 'Bedrag gereserveerd: {amount} voor jouw deel bij {merchant}',
   'mail.receipt.paid':

@@ -274,6 +274,7 @@ export default {
   'mail.line': '{label}: {amount}',
   'mail.card': 'Cartão: {brand} terminado em {last4}',
   'mail.reference': 'Referência do pagamento: {id}',
+  'mail.refundReference': 'Referência do reembolso: {id}',
   'mail.receipt.subject': 'Recibo: {amount} pela sua parte na {merchant}',
   'mail.receipt.heldSubject': 'Valor cativo: {amount} pela sua parte na {merchant}',
   'mail.receipt.paid':
