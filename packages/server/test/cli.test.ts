@@ -253,6 +253,24 @@ for (const dialect of DIALECTS) {
         listed.stdout,
         `allowed origins for ${id}:\n  https://xn--bcher-kva.example\n  http://localhost:4100\n`,
       );
+      // An origin that is not registered is named, as the dashboard names it, and nothing changes: not
+      // even the one beside it that is registered.
+      assertOneLineError(
+        await cli(
+          [
+            'merchant',
+            'update',
+            '--merchant',
+            id,
+            '--remove-allowed-origin',
+            'http://localhost:4100',
+            '--remove-allowed-origin',
+            'https://nothere.example',
+          ],
+          env,
+        ),
+        /https:\/\/nothere\.example is not registered for \S+, so nothing was changed; registered: https:\/\/xn--bcher-kva\.example http:\/\/localhost:4100/,
+      );
       const me = await server.request('GET', '/v1/merchants/me', { key: created.secret_key });
       assert.deepEqual(me.body.allowed_origins, ['https://xn--bcher-kva.example', 'http://localhost:4100']);
       assertOneLineError(

@@ -27,15 +27,9 @@ export const merchantUpdate: Command = {
     if (!values.merchant) throw new UsageError('merchant update needs --merchant ID');
     const account = values['processor-account'];
     const add = (values['allowed-origin'] ?? []).map((raw) => originArgument(raw, config.serviceEnv));
-    // An origin to remove is matched as stored: canonicalized like one to add when it can be (whatever the
-    // environment, so that a sandbox-only origin can be taken out too), otherwise taken exactly as typed.
-    const remove = (values['remove-allowed-origin'] ?? []).map((raw) => {
-      try {
-        return originArgument(raw, 'sandbox');
-      } catch {
-        return raw;
-      }
-    });
+    // An origin to remove is matched as stored, typed or canonical (flows/merchants.ts changeAllowedOrigins),
+    // whatever the environment, so that a sandbox-only origin can be taken out too.
+    const remove = values['remove-allowed-origin'] ?? [];
     if (account === undefined && add.length === 0 && remove.length === 0) {
       throw new UsageError(
         'merchant update needs --processor-account acct_…, --allowed-origin ORIGIN or --remove-allowed-origin ORIGIN',
@@ -50,17 +44,28 @@ export const merchantUpdate: Command = {
     await withDb(config, async (db) => {
       const answer: Record<string, unknown> = { merchant_id: merchantId };
       const lines: string[] = [];
+      if (add.length > 0 || remove.length > 0) {
+        const changed = await changeAllowedOrigins(
+          db,
+          merchantId,
+          { add, remove },
+          { removeOnlyRegistered: true },
+        );
+        if (!changed) throw new UsageError(`no merchant ${merchantId}`);
+        // As the dashboard says it: an origin that is not registered is named, and nothing changes.
+        if (changed.unregistered.length > 0)
+          throw new UsageError(
+            `${changed.unregistered.map((o) => o.slice(0, 255)).join(', ')} ${changed.unregistered.length > 1 ? 'are' : 'is'} not registered for ${merchantId}, so nothing was changed; registered: ${changed.origins.join(' ') || '(none)'}`,
+          );
+        const { origins } = changed;
+        answer.allowed_origins = origins;
+        lines.push(`allowed origins for ${merchantId}: ${origins.length > 0 ? origins.join(' ') : '(none)'}`);
+      }
       if (account !== undefined) {
         if (!(await setProcessorAccount(db, merchantId, account)))
           throw new UsageError(`no merchant ${merchantId}`);
         answer.processor_account_id = account;
         lines.push(`processor account for ${merchantId}: ${account}`);
-      }
-      if (add.length > 0 || remove.length > 0) {
-        const origins = await changeAllowedOrigins(db, merchantId, { add, remove });
-        if (!origins) throw new UsageError(`no merchant ${merchantId}`);
-        answer.allowed_origins = origins;
-        lines.push(`allowed origins for ${merchantId}: ${origins.length > 0 ? origins.join(' ') : '(none)'}`);
       }
       print(values.json ?? false, answer, lines);
     });

@@ -192,15 +192,24 @@ export async function changeAllowedOrigins(
   db: Db,
   merchantId: string,
   change: { add: readonly string[]; remove: readonly string[] },
-): Promise<string[] | undefined> {
+  options: { removeOnlyRegistered?: boolean } = {},
+): Promise<{ origins: string[]; unregistered: string[] } | undefined> {
   return db.kysely.transaction().execute(async (trx) => {
     if (db.dialect === 'postgres') await lockMerchantRow(trx, merchantId);
     const merchant = await findMerchantById(trx, db.secrets, merchantId);
     if (!merchant) return undefined;
-    const origins = [...merchant.allowedOrigins.filter((o) => !change.remove.includes(o))];
+    // An origin to remove may be named as typed and as parsed (domain/origins.ts originsToRemove): each
+    // typed one counts as registered when either is.
+    const unregistered = change.remove.filter((typed) =>
+      originsToRemove(typed).every((o) => !merchant.allowedOrigins.includes(o)),
+    );
+    if (options.removeOnlyRegistered && unregistered.length > 0)
+      return { origins: merchant.allowedOrigins, unregistered };
+    const removed = new Set(change.remove.flatMap(originsToRemove));
+    const origins = merchant.allowedOrigins.filter((o) => !removed.has(o));
     for (const origin of change.add) if (!origins.includes(origin)) origins.push(origin);
     await updateAllowedOrigins(trx, merchantId, origins);
-    return origins;
+    return { origins, unregistered };
   });
 }
 

@@ -392,7 +392,12 @@ export const EventSchema = Type.Object({
     pending_amount: Type.Integer(),
     charges: Type.Array(Type.String()),
     member: Type.Optional(MemberSchema),
-    transfer: Type.Optional(Type.String()),
+    transfer: Type.Optional(
+      Type.String({
+        description:
+          'Not sent by this version: the transfer follows group.funded, and shows as transfer on GET /sessions/{id} once made.',
+      }),
+    ),
     refund: Type.Optional(RefundSchema),
     dispute: Type.Optional(DisputeSchema),
   }),

@@ -25,7 +25,7 @@ const ListQuery = Type.Object(
     session_id: Type.Optional(
       Type.String({
         pattern: '^gs_[0-9A-Za-z]{1,64}$',
-        description: 'Only events of this session (its id, gs_…).',
+        description: 'The id of one session (gs_…), to list only its events.',
       }),
     ),
   },
