@@ -90,7 +90,7 @@ describe('README.md', () => {
       unknown.map((b) => `${b.section}: ${b.code.split('\n')[0]}`),
       [],
     );
-    assert.equal(blocks.filter((b) => runHere.includes(b.section)).length, 2);
+    assert.equal(blocks.filter((b) => runHere.includes(b.section)).length, 3);
   });
 
   test('"Try it from a terminal" runs as written: a merchant, a session split three ways, paid, funded, reconciled', async () => {
@@ -143,7 +143,25 @@ describe('README.md', () => {
         child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(out))));
       }),
     ) as { publishable_key: string; secret_key: string; signing_secret: string };
-    const webhookSecret = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+    // The README's curl registers the endpoint, with the merchant's key and on this service's port: its
+    // answer holds the secret the server is started with.
+    const register = blocks.filter((b) => b.section === 'Your own server')[1] as Block;
+    assert.match(register.code, /^curl -s http:\/\/localhost:4000\/v1\/webhooks/);
+    const registered = JSON.parse(
+      await new Promise<string>((resolve, reject) => {
+        const code = register.code
+          .replace('localhost:4000', `127.0.0.1:${port}`)
+          .replace('svc_sk_test_…', created.secret_key);
+        const child = spawn('bash', ['-euo', 'pipefail', '-c', code], { env: plainEnv });
+        let out = '';
+        child.stdout.on('data', (c) => (out += c));
+        child.once('close', (exit) => (exit === 0 ? resolve(out) : reject(new Error(out))));
+      }),
+    ) as { url: string; events: string[]; secret: string };
+    assert.equal(registered.url, 'http://localhost:3000/webhooks/group-checkout');
+    assert.deepEqual(registered.events, ['*']);
+    const webhookSecret = registered.secret;
+    assert.match(webhookSecret, /^whsec_/);
     const serverPort = await freePort();
     let said = '';
     const server: ChildProcess = spawn(process.execPath, ['server.mjs'], {
