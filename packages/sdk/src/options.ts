@@ -62,6 +62,21 @@ const scriptBase = ((): string | undefined => {
   return src?.match(/^(https?:\/\/.+?)\/sdk\/v1\/group-checkout\.js(?:[?#].*)?$/)?.[1];
 })();
 
+/**
+ * The addresses of the service that served this file: its PUBLIC_PAY_URL and PUBLIC_BASE_URL, written over
+ * the placeholder as it serves {pay_url}/sdk/v1/ (docs/sdk.md#init), %-encoded JSON. A copy bundled from
+ * the npm package keeps the placeholder, and knows none.
+ */
+const SERVED_BY = '__GROUP_CHECKOUT_SERVED_BY__';
+const servedBy = ((): { pay?: string; api?: string } => {
+  if (SERVED_BY.charAt(0) !== '%') return {};
+  try {
+    return JSON.parse(decodeURIComponent(SERVED_BY));
+  } catch {
+    return {};
+  }
+})();
+
 export function initConfig(options: InitOptions): Config {
   const where = 'init';
   if (!isObject(options))
@@ -104,10 +119,13 @@ export function initConfig(options: InitOptions): Config {
     }
   }
   const theme = o.theme === undefined ? undefined : oneOf(where, 'theme', o.theme, ['auto', 'light', 'dark']);
-  const payBaseUrl = baseUrl('payBaseUrl', o.payBaseUrl ?? scriptBase ?? 'http://localhost:4000');
+  const payBaseUrl = baseUrl(
+    'payBaseUrl',
+    o.payBaseUrl ?? servedBy.pay ?? scriptBase ?? 'http://localhost:4000',
+  );
   const apiBaseUrl = baseUrl(
     'apiBaseUrl',
-    o.apiBaseUrl ?? (scriptBase ? `${scriptBase}/v1` : 'http://localhost:4000/v1'),
+    o.apiBaseUrl ?? servedBy.api ?? (scriptBase ? `${scriptBase}/v1` : 'http://localhost:4000/v1'),
   );
   return {
     merchantId: o.merchantId as string,

@@ -327,6 +327,20 @@ describe('browser SDK: options, button and modal', { timeout: 120_000 }, () => {
     });
   });
 
+  test('imported as an ES module from the service, the SDK finds the API and the pay pages there too', async () => {
+    await withShop(
+      { module: true, init: { apiBaseUrl: undefined, payBaseUrl: undefined } },
+      async ({ page, calls }) => {
+        await page.locator(PAY).click();
+        await page.locator(DIALOG).waitFor();
+        const sessionId = String(calls.find(([name]) => name === 'created')?.[1]);
+        assert.match(sessionId, /^gs_/, 'created through PUBLIC_BASE_URL, not http://localhost:4000/v1');
+        const src = String(await page.locator('iframe').getAttribute('src'));
+        assert.ok(src.startsWith(`${h.serviceUrl}/session/${sessionId}?access=at_`), src);
+      },
+    );
+  });
+
   test('closing with a cancel_url sends the organizer there', async () => {
     await withShop({ button: { cancel_url: `${h.shopOrigin}/cancel` } }, async ({ page, calls }) => {
       await page.locator(PAY).click();

@@ -54,6 +54,8 @@ export interface ShopConfig {
   signDelayMs?: number;
   /** The shopper's browser language (navigator.languages and Accept-Language). */
   browserLocale?: string;
+  /** Import the ES module build ({pay_url}/sdk/v1/group-checkout.mjs) rather than load the classic script. */
+  module?: boolean;
 }
 
 export type Call = [name: string, ...args: unknown[]];
@@ -126,8 +128,13 @@ function shopPage(serviceUrl: string, config: unknown): string {
 <body style="margin:0"><main style="height:3000px"><h1>Basket</h1><a href="#top" id="before">Before</a>
 <div id="slot" style="width:320px"></div><a href="#top" id="after">After</a></main>
 <script type="application/json" id="config">${data}</script>
-<script src="${serviceUrl}/sdk/v1/group-checkout.js"></script>
-<script>
+${
+  (config as { module?: boolean }).module
+    ? `<script type="module">
+import * as GroupCheckout from '${serviceUrl}/sdk/v1/group-checkout.mjs';`
+    : `<script src="${serviceUrl}/sdk/v1/group-checkout.js"></script>
+<script>`
+}
 const config = JSON.parse(document.getElementById('config').textContent);
 const record = (name) => (...args) => window.recordCall(name, JSON.stringify(args));
 const init = Object.assign({}, config.init);
@@ -216,6 +223,7 @@ export async function startHarness(): Promise<Harness> {
       pages.set(path, {
         sign: !config.noGetSignature,
         signDelayMs: config.signDelayMs ?? 0,
+        module: config.module ?? false,
         init: {
           merchantId: m.merchant.id,
           publishableKey: m.publishableKey,

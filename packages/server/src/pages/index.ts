@@ -287,5 +287,5 @@ export async function hostedPages(app: App, { deps, surfaces }: { deps: Deps; su
     app.get('/.well-known/apple-developer-merchantid-domain-association', (_request, reply) =>
       reply.type('text/plain').header('cache-control', 'public, max-age=3600').send(applePay),
     );
-  registerSdkAssets(app);
+  registerSdkAssets(app, { pay: deps.config.publicPayUrl, api: deps.config.publicBaseUrl });
 }

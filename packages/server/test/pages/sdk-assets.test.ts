@@ -1,5 +1,5 @@
-// The browser SDK's builds at {pay_url}/sdk/v1/ (docs/sdk.md#serving): the bytes of the package's dist/,
-// compressed as the client accepts, cacheable for 5 minutes with an ETag, open to every origin.
+// The browser SDK's builds at {pay_url}/sdk/v1/ (docs/sdk.md#serving): the bytes of the package's dist/
+// with the service's addresses written in, compressed as the client accepts, cacheable for 5 minutes with an ETag, open to every origin.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -41,12 +41,34 @@ function get(baseUrl: string, path: string, headers: Record<string, string> = {}
 describe('SDK assets at /sdk/v1/', () => {
   let t: TestApp;
   before(async () => {
-    t = await startTestApp(sqliteCase);
+    t = await startTestApp(sqliteCase, {
+      env: { PUBLIC_PAY_URL: 'https://pay.example.test', PUBLIC_BASE_URL: 'https://api.example.test/v1' },
+    });
   });
   after(() => t?.close());
 
   for (const file of ['group-checkout.js', 'group-checkout.mjs']) {
-    const built = () => readFileSync(join(dist, file));
+    // The package's build with this service's addresses over the placeholder, %-encoded JSON.
+    const built = () =>
+      Buffer.from(
+        readFileSync(join(dist, file), 'utf8').replace(
+          '__GROUP_CHECKOUT_SERVED_BY__',
+          encodeURIComponent(
+            JSON.stringify({ pay: t.deps.config.publicPayUrl, api: t.deps.config.publicBaseUrl }),
+          ),
+        ),
+      );
+
+    test(`${file}: carries the service's own PUBLIC_PAY_URL and PUBLIC_BASE_URL, for init()'s defaults`, async () => {
+      const text = (await get(t.baseUrl, `/sdk/v1/${file}`)).body.toString();
+      assert.ok(!text.includes('__GROUP_CHECKOUT_SERVED_BY__'), 'the placeholder is written over');
+      const encoded = /"(%7B[^"]*)"/.exec(text)?.[1] as string;
+      assert.deepEqual(JSON.parse(decodeURIComponent(encoded)), {
+        pay: 'https://pay.example.test',
+        api: 'https://api.example.test/v1',
+      });
+      assert.ok(readFileSync(join(dist, file), 'utf8').includes('"__GROUP_CHECKOUT_SERVED_BY__"'));
+    });
 
     test(`${file}: gzip when accepted, as JavaScript, cacheable, for every origin`, async () => {
       const res = await get(t.baseUrl, `/sdk/v1/${file}`, { 'accept-encoding': 'gzip, deflate' });
