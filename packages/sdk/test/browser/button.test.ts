@@ -316,30 +316,24 @@ describe('browser SDK: options, button and modal', { timeout: 120_000 }, () => {
     }
   });
 
-  test('loaded from the service, the SDK finds the API and the pay pages there without being told', async () => {
-    await withShop({ init: { apiBaseUrl: undefined, payBaseUrl: undefined } }, async ({ page, calls }) => {
-      await page.locator(PAY).click();
-      await page.locator(DIALOG).waitFor();
-      const sessionId = String(calls.find(([name]) => name === 'created')?.[1]);
-      assert.match(sessionId, /^gs_/, 'created through {pay_url}/v1');
-      const src = String(await page.locator('iframe').getAttribute('src'));
-      assert.ok(src.startsWith(`${h.serviceUrl}/session/${sessionId}?access=at_`), src);
+  for (const [how, module] of [
+    ['loaded as a classic script', false],
+    ['imported as an ES module', true],
+  ] as const) {
+    test(`${how} from the service, the SDK finds its API (PUBLIC_BASE_URL) and pay pages without being told`, async () => {
+      await withShop(
+        { module, init: { apiBaseUrl: undefined, payBaseUrl: undefined } },
+        async ({ page, calls }) => {
+          await page.locator(PAY).click();
+          await page.locator(DIALOG).waitFor();
+          const sessionId = String(calls.find(([name]) => name === 'created')?.[1]);
+          assert.match(sessionId, /^gs_/, 'created through PUBLIC_BASE_URL, not http://localhost:4000/v1');
+          const src = String(await page.locator('iframe').getAttribute('src'));
+          assert.ok(src.startsWith(`${h.serviceUrl}/session/${sessionId}?access=at_`), src);
+        },
+      );
     });
-  });
-
-  test('imported as an ES module from the service, the SDK finds the API and the pay pages there too', async () => {
-    await withShop(
-      { module: true, init: { apiBaseUrl: undefined, payBaseUrl: undefined } },
-      async ({ page, calls }) => {
-        await page.locator(PAY).click();
-        await page.locator(DIALOG).waitFor();
-        const sessionId = String(calls.find(([name]) => name === 'created')?.[1]);
-        assert.match(sessionId, /^gs_/, 'created through PUBLIC_BASE_URL, not http://localhost:4000/v1');
-        const src = String(await page.locator('iframe').getAttribute('src'));
-        assert.ok(src.startsWith(`${h.serviceUrl}/session/${sessionId}?access=at_`), src);
-      },
-    );
-  });
+  }
 
   test('closing with a cancel_url sends the organizer there', async () => {
     await withShop({ button: { cancel_url: `${h.shopOrigin}/cancel` } }, async ({ page, calls }) => {
