@@ -7,7 +7,6 @@ import { checkCard } from '../domain/card.ts';
 import { formatMinorUnits } from '../domain/currencies.ts';
 import { consumerFee } from '../domain/fees.ts';
 import type { GroupProgress } from '../domain/members.ts';
-import { isClosed } from '../domain/session-state.ts';
 import { ServiceError } from '../errors.ts';
 import { ids } from '../ids.ts';
 import type { DeclineCode, PaymentSource } from '../processor/types.ts';
@@ -173,10 +172,7 @@ export async function payShare(
   // Only a payment that went through is the answer to keep; refusals are stored as errors by the API.
   const recorded = await recordOutcome(deps, attempt, outcome, {
     spec: answer,
-    of: (r) =>
-      r.attempt.state === 'succeeded' && (r.session.status === 'pending' || r.session.status === 'funded')
-        ? toPaid(r)
-        : undefined,
+    of: (r) => (r.attempt.state === 'succeeded' ? toPaid(r) : undefined),
   });
   await settleIfDue(deps, recorded.session, recorded.state);
   // The payer's bank asks them to authenticate: the answer is the share, authenticating, with what their
@@ -224,14 +220,11 @@ export async function payShare(
     deps.logger.warn({ attempt_id: attempt.id, error: outcome.message }, 'payment failed at the processor');
     throw new ServiceError('upstream_error', { message: FAILED });
   }
-  if (isClosed(recorded.session.status)) {
-    // The session closed while the card was being charged: the payment is refunded (or its hold let go).
-    throw new ServiceError('session_not_pending', {
-      message: `The session was ${recorded.session.status} while your payment was being processed; it is being returned to your card in full.`,
-    });
-  }
   // The answer is the share as the payment left it (the one a retry with the Idempotency-Key replays);
-  // the captures and the transfer that may follow show on the session.
+  // the captures and the transfer that may follow show on the session. A session closed while the card was
+  // being charged answers the same: the payment went through (a 409 would say nothing was charged), and
+  // its session_status says why it is being returned in full, refunded or its hold let go
+  // (docs/decisions.md, "A payment in flight when its session closes").
   return toPaid(recorded);
 }
 
