@@ -20,7 +20,7 @@ const SERVED_BY = '__GROUP_CHECKOUT_SERVED_BY__';
  * The script with this service's addresses in place of the placeholder: %-encoded JSON, which no quote
  * or backslash can break out of, so that `init()` defaults to the API and the pages that served it.
  */
-export function withServedBy(script: string, urls: { pay: string; api: string }): string {
+function withServedBy(script: string, urls: { pay: string; api: string }): string {
   const encoded = encodeURIComponent(JSON.stringify(urls)).replace(/'/g, '%27');
   return script.replace(SERVED_BY, encoded);
 }
