@@ -388,7 +388,12 @@ function readConfig(env: Env): Config {
   for (const variable of Object.keys(env)) {
     if (variable.startsWith('RATE_LIMIT_') && !(variable.slice(11) in DEFAULT_RATE_LIMITS)) {
       const known = Object.keys(DEFAULT_RATE_LIMITS).map((n) => `RATE_LIMIT_${n}`);
-      throw new ConfigError(`${variable} is not a known rate limit; known: ${known.join(', ')}`);
+      const meant = known.find((k) => distance(squeezed(variable), squeezed(k), 2) <= 2);
+      throw new ConfigError(
+        meant
+          ? `${variable} is not a known rate limit: did you mean ${meant}?`
+          : `${variable} is not a known rate limit; known: ${known.join(', ')}`,
+      );
     }
   }
   const redisKeyPrefix = env.REDIS_KEY_PREFIX ?? 'gc:';

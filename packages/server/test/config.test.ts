@@ -356,6 +356,27 @@ describe('a misspelt variable name stops start-up (README.md#configuration)', ()
     refusedAs('SETTLE_INTERVAL', 'SETTLE_INTERVAL_MS');
   });
 
+  test('a misspelt rate limit is named with the limit it was probably meant to be', () => {
+    for (const [name, meant] of [
+      ['RATE_LIMIT_SESIONS_LIST', 'RATE_LIMIT_SESSIONS_LIST'],
+      ['RATE_LIMIT_SESSION_CREATE', 'RATE_LIMIT_SESSIONS_CREATE'],
+    ]) {
+      assert.throws(
+        () => loadConfig({ [name]: '5' }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError, String(error));
+          assert.equal(error.message, `${name} is not a known rate limit: did you mean ${meant}?`);
+          return true;
+        },
+      );
+    }
+    // Nothing like any limit: the list of those there are.
+    assert.throws(
+      () => loadConfig({ RATE_LIMIT_EVERYTHING: '5' }),
+      /not a known rate limit; known: RATE_LIMIT_/,
+    );
+  });
+
   test("other programs' variables are left alone", () => {
     const config = loadConfig({
       PATH: '/usr/bin',
