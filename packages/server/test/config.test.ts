@@ -360,7 +360,7 @@ describe('a misspelt variable name stops start-up (README.md#configuration)', ()
     for (const [name, meant] of [
       ['RATE_LIMIT_SESIONS_LIST', 'RATE_LIMIT_SESSIONS_LIST'],
       ['RATE_LIMIT_SESSION_CREATE', 'RATE_LIMIT_SESSIONS_CREATE'],
-    ]) {
+    ] as const) {
       assert.throws(
         () => loadConfig({ [name]: '5' }),
         (error: unknown) => {
