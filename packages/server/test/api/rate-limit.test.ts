@@ -65,6 +65,21 @@ for (const dialect of DIALECTS) {
         assertHeaders(hooks, 60, 59);
       });
 
+      test('HEAD counts against its GET: one budget, not two', async () => {
+        const head = (ip: string) =>
+          t.request('HEAD', '/v1/merchants/me', {
+            key: t.merchant.secretKey,
+            headers: { 'x-forwarded-for': ip },
+          });
+        assert.equal((await head('198.51.100.5')).status, 200);
+        assert.equal((await me('198.51.100.5')).status, 200);
+        const third = await head('198.51.100.5');
+        assert.equal(third.status, 200);
+        assertHeaders(third, 3, 0);
+        assertLimited(await me('198.51.100.5'), 3);
+        assert.equal((await head('198.51.100.5')).status, 429);
+      });
+
       test('every limited route sends the headers, with docs/api.md#rate-limits’s limits by default', async () => {
         const key = t.merchant.secretKey;
         const ip = '198.51.100.5';
@@ -160,6 +175,16 @@ for (const dialect of DIALECTS) {
         assertHeaders(third, 3, 0);
         assertLimited(await b.request('GET', '/v1/merchants/me', { key, headers }), 3);
         assertLimited(await a.request('GET', '/v1/merchants/me', { key, headers }), 3);
+      });
+
+      test('two processes share one route limit between GET and HEAD', async () => {
+        const key = a.merchant.secretKey;
+        const headers = { 'x-forwarded-for': '203.0.113.12' };
+        assert.equal((await a.request('HEAD', '/v1/merchants/me', { key, headers })).status, 200);
+        assert.equal((await b.request('GET', '/v1/merchants/me', { key, headers })).status, 200);
+        assert.equal((await b.request('HEAD', '/v1/merchants/me', { key, headers })).status, 200);
+        assertLimited(await a.request('GET', '/v1/merchants/me', { key, headers }), 3);
+        assert.equal((await b.request('HEAD', '/v1/merchants/me', { key, headers })).status, 429);
       });
 
       test('two processes share the failed-authentication counts', async () => {
