@@ -185,7 +185,8 @@ export async function setUpGroup(
         items: mode === 'itemized' ? (input.items ?? null) : null,
         shareId: previous?.shareId ?? ids.share(),
         status: 'pending',
-        isOrganizer: position === 0,
+        // The first member, and a second share of the organizer's own (made by a cover) wherever it stands.
+        isOrganizer: position === 0 || (previous?.isOrganizer ?? false),
         lastRemindedAt: previous?.lastRemindedAt ?? null,
         payingAttemptId: null,
         failure: null,
@@ -269,6 +270,9 @@ export async function coverShares(
   return deps.db.kysely.transaction().execute(async (trx) => {
     const session = await lockForChange(trx, sessionId, now);
     const existing = await listMembers(trx, session.id);
+    // The organizer's own share that is still to pay takes the rest: their first, or one made by an
+    // earlier cover. Only when every share of theirs is paid (or held) is a new one made.
+    const open = existing.find((m) => m.isOrganizer && !isFixed(m));
     const organizer = existing.find((m) => m.isOrganizer) as Member;
     const covered = existing.filter((m) => !m.isOrganizer && !isFixed(m) && m.amountCents > 0);
     if (covered.length === 0) {
@@ -280,9 +284,9 @@ export async function coverShares(
     const gone = new Set(covered.map((m) => m.id));
     const kept = existing.filter((m) => !gone.has(m.id));
     let next: Member[];
-    if (!isFixed(organizer)) {
+    if (open) {
       next = kept.map((m) =>
-        m.id === organizer.id
+        m.id === open.id
           ? { ...m, amountCents: m.amountCents + amount, basisPoints: null, items: null, updatedAt: now }
           : m,
       );

@@ -327,6 +327,43 @@ for (const dialect of DIALECTS) {
       });
     }
 
+    test('a second cover adds to the share of theirs still to pay; a set-up keeps it the organizer’s', async () => {
+      const g = await equalGroup(t, ['Ada', 'Ben']);
+      await payOk(t, g.shares[0].shareId);
+      const first = await t.request('POST', `/api/v1/session/cover?access=${organizerToken(g.created)}`);
+      assert.equal(first.status, 200, first.text);
+      const [paid, second] = first.body.group.members as { id: string; is_organizer: boolean }[];
+      // The group again, with a new member beside the organizer's second share (it stands second).
+      const put = await t.request('PUT', `/api/v1/session/group?access=${organizerToken(g.created)}`, {
+        body: {
+          mode: 'equal',
+          members: [{ id: paid?.id, name: 'Ada' }, { id: second?.id, name: 'Ada' }, { name: 'Eve' }],
+        },
+      });
+      assert.equal(put.status, 200, put.text);
+      const shape = (members: { amount_cents: number; status: string; is_organizer: boolean }[]) =>
+        members.map((m) => [m.amount_cents, m.status, m.is_organizer]);
+      assert.deepEqual(shape(put.body.group.members), [
+        [5_000, 'paid', true],
+        [2_500, 'pending', true],
+        [2_500, 'pending', false],
+      ]);
+      const read = await t.request('GET', `/api/v1/session?access=${organizerToken(g.created)}`);
+      assert.deepEqual(
+        shape(read.body.group.members),
+        shape(put.body.group.members),
+        'the answer is the group',
+      );
+      const again = await t.request('POST', `/api/v1/session/cover?access=${organizerToken(g.created)}`);
+      assert.equal(again.status, 200, again.text);
+      assert.deepEqual(shape(again.body.group.members), [
+        [5_000, 'paid', true],
+        [5_000, 'pending', true],
+      ]);
+      await payOk(t, again.body.group.members[1].share_id);
+      assert.equal((await merchantSession(t, g.created.session_id)).status, 'funded');
+    });
+
     test('cover before the organizer paid: their own share takes the others; a group token may not cover', async () => {
       const g = await equalGroup(t, ['Ada', 'Ben', 'Cy']);
       await payOk(t, g.shares[1].shareId);
