@@ -11,8 +11,30 @@ interface OpenApiRequestBody {
 
 interface OpenApiOperation {
   requestBody?: OpenApiRequestBody;
-  responses?: Record<string, unknown>;
+  responses?: Record<string, Record<string, unknown> | undefined>;
+  parameters?: { name: string; in: string }[];
 }
+
+/** The header every POST takes (docs/api.md#idempotency), checked by the idempotency hook, not a schema. */
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'A key of your choosing (a random UUID): the first answer to it is kept 24 hours and replayed for the same request (docs/api.md#idempotency).',
+  schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+};
+
+/** The headers of a 429 (docs/api.md#rate-limits). */
+const RATE_LIMITED_HEADERS = {
+  'Retry-After': {
+    description: 'Seconds until the limit lets this request through.',
+    schema: { type: 'integer' },
+  },
+  'RateLimit-Limit': { description: 'Requests a minute this route allows.', schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'Requests left in this window: 0.', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'Seconds until the window ends.', schema: { type: 'integer' } },
+};
 
 /** What every operation that reads a body may answer besides its own: a body over the limit. */
 const BODY_TOO_LARGE = {
@@ -40,9 +62,13 @@ export async function openApiDocument(app: App, config: Config) {
       if (!('openapiObject' in document)) return document.swaggerObject;
       const { openapiObject } = document;
       for (const item of Object.values(openapiObject.paths ?? {})) {
-        for (const operation of Object.values(item ?? {}) as OpenApiOperation[]) {
+        for (const [method, operation] of Object.entries(item ?? {}) as [string, OpenApiOperation][]) {
           // A body is read before it is checked: any route that takes one may answer 413.
           if (operation.requestBody && operation.responses) operation.responses['413'] ??= BODY_TOO_LARGE;
+          if (method === 'post' && !operation.parameters?.some((p) => p.name === IDEMPOTENCY_KEY.name))
+            operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY];
+          const limited = operation.responses?.['429'];
+          if (limited) limited.headers = RATE_LIMITED_HEADERS;
           const schema = operation.requestBody?.content?.['application/json']?.schema;
           if (!schema?.['x-no-body']) continue;
           const description = String(schema.description);

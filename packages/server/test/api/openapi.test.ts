@@ -126,6 +126,43 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test('every POST documents Idempotency-Key, and every 429 its Retry-After and RateLimit headers', async () => {
+      let posts = 0;
+      let limited = 0;
+      for (const [path, item] of Object.entries(doc.paths)) {
+        for (const [method, operation] of Object.entries(
+          item as Record<
+            string,
+            { parameters?: { name: string; in: string }[]; responses: Record<string, { headers?: object }> }
+          >,
+        )) {
+          if (method === 'post') {
+            posts++;
+            const keys = (operation.parameters ?? []).filter((p) => p.name === 'Idempotency-Key');
+            assert.equal(keys.length, 1, `${method} ${path}`);
+            assert.equal(keys[0]?.in, 'header');
+          }
+          if (operation.responses['429']) {
+            limited++;
+            assert.deepEqual(
+              Object.keys(operation.responses['429'].headers ?? {}),
+              ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+              `${method} ${path}`,
+            );
+          }
+        }
+      }
+      assert.ok(posts >= 8 && limited >= 15, `${posts} POSTs, ${limited} limited operations`);
+      // What the document says is what a limited answer carries.
+      const key = t.merchant.secretKey;
+      let last = await t.request('GET', '/v1/merchants/me', { key });
+      for (let i = 0; i < 130 && last.status !== 429; i++)
+        last = await t.request('GET', '/v1/merchants/me', { key });
+      assert.equal(last.status, 429);
+      for (const header of ['retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'])
+        assert.match(last.headers.get(header) ?? '', /^\d+$/, header);
+    });
+
     test('documents the webhook routes with their bodies and parameters', () => {
       const create = doc.paths['/webhooks'].post;
       const body = create.requestBody.content['application/json'].schema;
