@@ -223,17 +223,14 @@ export async function removeAllowedOrigin(
   merchantId: string,
   typed: string,
 ): Promise<{ origin: string; removed: boolean } | undefined> {
-  const matches = originsToRemove(typed);
-  const origin = matches[0] as string;
-  return db.kysely.transaction().execute(async (trx) => {
-    if (db.dialect === 'postgres') await lockMerchantRow(trx, merchantId);
-    const merchant = await findMerchantById(trx, db.secrets, merchantId);
-    if (!merchant) return undefined;
-    const kept = merchant.allowedOrigins.filter((o) => !matches.includes(o));
-    if (kept.length === merchant.allowedOrigins.length) return { origin, removed: false };
-    await updateAllowedOrigins(trx, merchantId, kept);
-    return { origin, removed: true };
-  });
+  const changed = await changeAllowedOrigins(
+    db,
+    merchantId,
+    { add: [], remove: [typed] },
+    { removeOnlyRegistered: true },
+  );
+  if (!changed) return undefined;
+  return { origin: originsToRemove(typed)[0] as string, removed: changed.unregistered.length === 0 };
 }
 
 /** The merchant's registered origins; undefined for no such merchant. */

@@ -1,7 +1,8 @@
 // The browser SDK's two builds at {pay_url}/sdk/v1/ (docs/sdk.md#serving): read at start-up from the
-// @group-checkout/sdk package's dist/, this service's addresses written in (withServedBy), compressed on first use (pages/compressed.ts), answered from memory
-// with a weak ETag (the gzip, brotli and plain bodies are the same script), cached for 5 minutes, and open
-// to every origin so a merchant page can import the ES module.
+// @group-checkout/sdk package's dist/, this service's addresses written in (withServedBy), compressed on
+// first use (pages/compressed.ts), answered from memory with a weak ETag (the gzip, brotli and plain
+// bodies are the same script), cached for 5 minutes, and open to every origin so a merchant page can
+// import the ES module.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
